@@ -1,0 +1,82 @@
+# tux3-tools: libtux3 and the offline tools for the Tux3 filesystem.
+#
+#   make            build everything (installs missing Debian packages first)
+#   make check      build, then run every test (normal and sanitizer builds)
+#   make check-asan run the tests on the AddressSanitizer + UBSan build only
+#   make demo       the main job on a default image
+#   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
+
+.DEFAULT_GOAL := all
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SBINDIR  = $(PREFIX)/sbin
+MANDIR   = $(PREFIX)/share/man/man8
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+CFLAGS_BASE = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-D_FILE_OFFSET_BITS=64 -Icommon
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+
+PKGS_DEBUG = readline libcrypto
+
+LIB_SRC   = $(wildcard common/*.c)
+DEBUG_SRC = $(wildcard debugfs/*.c)
+UNIT_SRC  = $(wildcard tests/unit/*.c)
+
+# One build tree per flavour: $(BUILD) normal, build-asan sanitized.
+define flavour
+$(1)/common/%.o: common/%.c common/*.h | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
+$(1)/debugfs/%.o: debugfs/%.c common/*.h debugfs/*.h | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DEBUG)) -c $$< -o $$@
+$(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
+	rm -f $$@
+	ar rcs $$@ $$^
+$(1)/tux3debug: $$(patsubst %.c,$(1)/%.o,$$(DEBUG_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DEBUG))
+$(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -Itests/unit -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)-all: $(1)/libtux3.a $(1)/tux3debug \
+	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
+	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt)
+endef
+
+$(eval $(call flavour,$(BUILD),))
+$(eval $(call flavour,build-asan,$(SAN_FLAGS)))
+
+.PHONY: all deps check check-asan check-fast demo install clean $(BUILD)-all build-asan-all
+
+all: $(BUILD)-all
+
+deps:
+	@sh scripts/deps.sh
+
+check: $(BUILD)-all build-asan-all
+	@sh tests/run.sh $(BUILD) build-asan
+
+check-fast: $(BUILD)-all
+	@sh tests/run.sh $(BUILD)
+
+check-asan: build-asan-all
+	@sh tests/run.sh build-asan
+
+demo: $(BUILD)-all
+	@sh scripts/demo.sh $(BUILD)
+
+install: $(BUILD)-all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 $(BUILD)/tux3debug $(DESTDIR)$(SBINDIR)/tux3debug
+	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,120 @@
+/*
+ * Free space.  The bitmap (inode 1) has one bit per block, LSB first, 1 =
+ * in use; the countmap (inode 2) a be16 used count per group of 2^13
+ * blocks.  Both reach the disk only at a unify: the live bitmap is the
+ * on-disk one plus the log's allocation records, built here in memory one
+ * bitmap block ("chunk") at a time as replay touches it.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "internal.h"
+
+int bitmap_init(struct tux3_volume *vol)
+{
+	struct bitmap *bm = &vol->bitmap;
+	uint64_t bits_per_chunk = (uint64_t)vol->blocksize * 8;
+
+	bm->volblocks = vol->volblocks;
+	bm->blockbits = vol->blockbits;
+	bm->nchunks = (size_t)((vol->volblocks + bits_per_chunk - 1) /
+			       bits_per_chunk);
+	bm->chunks = calloc(bm->nchunks, sizeof(*bm->chunks));
+	if (!bm->chunks)
+		return -ENOMEM;
+	int err = inode_load(vol, TUX3_BITMAP_INO, &vol->bitmap_inode);
+	if (err == -ENOENT) {
+		/* never unified: the bitmap exists only as log records */
+		tux3_clear_error(vol);
+		vol->has_bitmap_inode = false;
+		err = 0;
+	} else if (!err) {
+		vol->has_bitmap_inode = true;
+	}
+	return err;
+}
+
+void bitmap_free(struct bitmap *bm)
+{
+	for (size_t i = 0; i < bm->nchunks && bm->chunks; i++)
+		free(bm->chunks[i]);
+	free(bm->chunks);
+	memset(bm, 0, sizeof(*bm));
+}
+
+int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index, uint8_t *buf)
+{
+	if (!vol->has_bitmap_inode) {
+		memset(buf, 0, vol->blocksize);
+		return 0;
+	}
+	return filemap_read_block(vol, &vol->bitmap_inode, index, buf);
+}
+
+static uint8_t *chunk_get(struct tux3_volume *vol, uint64_t index, int *err)
+{
+	struct bitmap *bm = &vol->bitmap;
+	*err = 0;
+	if (!bm->chunks[index]) {
+		uint8_t *c = malloc(vol->blocksize);
+		if (!c) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		*err = bitmap_ondisk_chunk(vol, index, c);
+		if (*err) {
+			free(c);
+			return NULL;
+		}
+		bm->chunks[index] = c;
+	}
+	return bm->chunks[index];
+}
+
+int bitmap_test(struct tux3_volume *vol, uint64_t block)
+{
+	int err;
+	if (block >= vol->volblocks)
+		return -ERANGE;
+	unsigned shift = vol->blockbits + 3;
+	uint8_t *c = chunk_get(vol, block >> shift, &err);
+	if (!c)
+		return err;
+	uint64_t bit = block & ((1ULL << shift) - 1);
+	return (c[bit >> 3] >> (bit & 7)) & 1;
+}
+
+int64_t bitmap_modify(struct tux3_volume *vol, uint64_t start, uint64_t count,
+		      bool set)
+{
+	unsigned shift = vol->blockbits + 3;
+	int64_t conflicts = 0;
+	int err;
+
+	if (!vol_extent_valid(vol, start, count))
+		return -ERANGE;
+	for (uint64_t b = start; b < start + count; b++) {
+		uint8_t *c = chunk_get(vol, b >> shift, &err);
+		if (!c)
+			return err;
+		uint64_t bit = b & ((1ULL << shift) - 1);
+		uint8_t mask = (uint8_t)(1u << (bit & 7));
+		bool was = c[bit >> 3] & mask;
+		if (was == set) {
+			conflicts++;
+			continue;
+		}
+		if (set) {
+			c[bit >> 3] |= mask;
+			vol->freeblocks--;
+		} else {
+			c[bit >> 3] &= (uint8_t)~mask;
+			vol->freeblocks++;
+		}
+	}
+	return conflicts;
+}
+
+int tux3_block_is_used(struct tux3_volume *vol, tux3_block_t block)
+{
+	return bitmap_test(vol, block);
+}

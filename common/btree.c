@@ -1,0 +1,215 @@
+/*
+ * The one generic B-tree reader.  itree, otree and every dtree share it;
+ * the per-tree ops only say what a valid leaf looks like.  Every node is
+ * validated on the way down, including that its keys stay inside the
+ * separator range its parent gave it, and depth is bounded, so a corrupt
+ * tree can neither crash nor loop.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "internal.h"
+
+static int cursor_load(struct cursor *c, int level, uint64_t blocknr,
+		       uint64_t lo, uint64_t hi)
+{
+	struct btree *bt = c->btree;
+	struct tux3_volume *vol = bt->vol;
+	struct cursor_level *at = &c->path[level];
+	int err;
+
+	if (!at->buf) {
+		at->buf = malloc(vol->blocksize);
+		if (!at->buf)
+			return -ENOMEM;
+	}
+	at->blocknr = blocknr;
+	at->lo = lo;
+	at->hi = hi;
+	at->index = 0;
+	err = vol_read_block(vol, blocknr, at->buf);
+	if (err)
+		return err;
+	if (level < c->depth - 1) {
+		err = bnode_check(vol, at->buf, blocknr, lo, hi, level == 0);
+		at->count = err ? 0 : bnode_count(at->buf);
+	} else {
+		err = bt->ops->leaf_check(vol, at->buf, blocknr, lo, hi);
+		at->count = 0;
+	}
+	if (err && vol->error.inum == TUX3_NONE)
+		vol->error.inum = bt->owner;
+	return err;
+}
+
+/* Descend from `level` (already loaded) along entry `index`, always taking
+ * entry 0 below it when leftmost is set, else following key. */
+static int cursor_descend(struct cursor *c, int level, uint64_t key,
+			  bool leftmost)
+{
+	for (; level < c->depth - 1; level++) {
+		struct cursor_level *at = &c->path[level];
+		unsigned i = leftmost ? at->index : bnode_lookup(at->buf, key);
+		uint64_t lo = i ? bnode_key(at->buf, i) : at->lo;
+		uint64_t hi = i + 1 < at->count ? bnode_key(at->buf, i + 1) :
+			      at->hi;
+		at->index = i;
+		int err = cursor_load(c, level + 1, bnode_child(at->buf, i),
+				      lo, hi);
+		if (err)
+			return err;
+		if (leftmost)
+			c->path[level + 1].index = 0;
+	}
+	return 0;
+}
+
+int btree_probe(struct btree *bt, uint64_t key, struct cursor *c)
+{
+	if (!c->btree) {
+		memset(c, 0, sizeof(*c));
+		c->btree = bt;
+	}
+	c->btree = bt;
+	if (bt->root.direct || bt->root.depth < 1 ||
+	    bt->root.depth > TUX3_MAX_DEPTH)
+		return vol_error(bt->vol, -EUCLEAN, TUX3_NONE, bt->owner,
+				 TUX3_NONE, "%s: invalid root (depth %u)",
+				 bt->ops->name, bt->root.depth);
+	c->depth = (int)bt->root.depth;
+	int err = cursor_load(c, 0, bt->root.block, 0, TUX3_KEY_LIMIT);
+	if (err)
+		return err;
+	return cursor_descend(c, 0, key, false);
+}
+
+int btree_next_leaf(struct cursor *c)
+{
+	int level = c->depth - 2;
+	while (level >= 0 && c->path[level].index + 1 >= c->path[level].count)
+		level--;
+	if (level < 0)
+		return 0;
+	c->path[level].index++;
+	struct cursor_level *at = &c->path[level];
+	unsigned i = at->index;
+	uint64_t hi = i + 1 < at->count ? bnode_key(at->buf, i + 1) : at->hi;
+	int err = cursor_load(c, level + 1, bnode_child(at->buf, i),
+			      bnode_key(at->buf, i), hi);
+	if (err)
+		return err;
+	c->path[level + 1].index = 0;
+	err = cursor_descend(c, level + 1, 0, true);
+	return err ? err : 1;
+}
+
+/* Key range of the current leaf */
+void cursor_leaf_range(struct cursor *c, uint64_t *lo, uint64_t *hi)
+{
+	*lo = c->path[c->depth - 1].lo;
+	*hi = c->path[c->depth - 1].hi;
+}
+
+void cursor_release(struct cursor *c)
+{
+	for (int i = 0; i <= TUX3_MAX_DEPTH; i++) {
+		free(c->path[i].buf);
+		c->path[i].buf = NULL;
+	}
+	c->btree = NULL;
+}
+
+/*
+ * Depth-first traversal of a whole tree, for the walker.  A node that
+ * fails validation is reported through visit->bad and skipped; its
+ * siblings are still visited.  Returns the first error met, or the first
+ * non-zero value a callback returned (which also stops the walk).
+ */
+struct traverse {
+	struct btree *bt;
+	const struct btree_visit *v;
+	void *ctx;
+	uint8_t *bufs[TUX3_MAX_DEPTH];
+	struct blockset seen;
+	int err;
+};
+
+static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
+			 uint64_t lo, uint64_t hi)
+{
+	struct btree *bt = t->bt;
+	struct tux3_volume *vol = bt->vol;
+	bool leaf = level == (int)bt->root.depth - 1;
+	uint8_t *buf = t->bufs[level];
+	int err = blockset_add(&t->seen, blocknr);
+
+	if (err < 0)
+		return err;
+	if (!err)
+		err = vol_error(vol, -EUCLEAN, blocknr, bt->owner, TUX3_NONE,
+				"%s: block reached twice (cycle or shared "
+				"node)", bt->ops->name);
+	else
+		err = vol_read_block(vol, blocknr, buf);
+
+	if (!err)
+		err = leaf ? bt->ops->leaf_check(vol, buf, blocknr, lo, hi) :
+			     bnode_check(vol, buf, blocknr, lo, hi, !level);
+	if (err) {
+		if (vol->error.inum == TUX3_NONE)
+			vol->error.inum = bt->owner;
+		if (!t->err)
+			t->err = err;
+		if (t->v->bad)
+			return t->v->bad(t->ctx, bt, level, blocknr, err);
+		return 0;
+	}
+	if (leaf)
+		return t->v->leaf ? t->v->leaf(t->ctx, bt, blocknr, buf, lo, hi)
+				  : 0;
+	if (t->v->bnode) {
+		int r = t->v->bnode(t->ctx, bt, level, blocknr, buf, lo, hi);
+		if (r > 0)
+			return 0;	/* skip children */
+		if (r < 0)
+			return r;
+	}
+	unsigned count = bnode_count(buf);
+	for (unsigned i = 0; i < count; i++) {
+		/* buf is reused below this level: re-read entries each time
+		 * from our own level's buffer, which deeper calls don't touch */
+		uint64_t clo = i ? bnode_key(buf, i) : lo;
+		uint64_t chi = i + 1 < count ? bnode_key(buf, i + 1) : hi;
+		int r = traverse_node(t, level + 1, bnode_child(buf, i), clo,
+				      chi);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int btree_traverse(struct btree *bt, const struct btree_visit *v, void *ctx)
+{
+	struct traverse t = { .bt = bt, .v = v, .ctx = ctx };
+	int r;
+
+	if (bt->root.direct || bt->root.depth < 1 ||
+	    bt->root.depth > TUX3_MAX_DEPTH)
+		return vol_error(bt->vol, -EUCLEAN, TUX3_NONE, bt->owner,
+				 TUX3_NONE, "%s: invalid root (depth %u)",
+				 bt->ops->name, bt->root.depth);
+	for (unsigned i = 0; i < bt->root.depth; i++) {
+		t.bufs[i] = malloc(bt->vol->blocksize);
+		if (!t.bufs[i]) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	r = traverse_node(&t, 0, bt->root.block, 0, TUX3_KEY_LIMIT);
+	if (!r)
+		r = t.err;
+out:
+	for (unsigned i = 0; i < bt->root.depth; i++)
+		free(t.bufs[i]);
+	blockset_free(&t.seen);
+	return r;
+}

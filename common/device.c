@@ -1,0 +1,121 @@
+/*
+ * Device layer: an image file or a block device, opened read-only or
+ * read-write, always under a lock so that two writers, or a writer and a
+ * reader, never share a volume.  A read-only device is opened O_RDONLY,
+ * so no code path can write to it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+
+static int dev_lock(struct device *dev, bool write, char *err, size_t errlen)
+{
+	if (flock(dev->fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
+		return 0;
+	int e = errno;
+	if (e == EWOULDBLOCK) {
+		snprintf(err, errlen, "%s: volume is in use (%s lock held by "
+			 "another process)", dev->path,
+			 write ? "a" : "an exclusive");
+		return -EBUSY;
+	}
+	snprintf(err, errlen, "%s: cannot lock: %s", dev->path, strerror(e));
+	return -e;
+}
+
+int dev_open(struct device *dev, const char *path, bool write, char *err,
+	     size_t errlen)
+{
+	struct stat st;
+	int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->fd = -1;
+	if (stat(path, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	dev->blockdev = S_ISBLK(st.st_mode);
+	if (!dev->blockdev && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file or block device",
+			 path);
+		return -ENODEV;
+	}
+	/* O_EXCL on a block device fails while anything (a mount, another
+	 * writer) holds it open exclusively. */
+	if (dev->blockdev && write)
+		flags |= O_EXCL;
+	dev->fd = open(path, flags);
+	if (dev->fd < 0) {
+		int e = errno;
+		if (e == EBUSY)
+			snprintf(err, errlen, "%s: device is busy (mounted or "
+				 "in use)", path);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	dev->path = strdup(path);
+	if (!dev->path) {
+		close(dev->fd);
+		dev->fd = -1;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	dev->readonly = !write;
+	int rc = dev_lock(dev, write, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (dev->blockdev) {
+		uint64_t bytes;
+		if (ioctl(dev->fd, BLKGETSIZE64, &bytes) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: cannot get size: %s", path,
+				 strerror(errno));
+			goto fail;
+		}
+		dev->size = bytes;
+	} else {
+		dev->size = (uint64_t)st.st_size;
+	}
+	return 0;
+fail:
+	dev_close(dev);
+	return rc;
+}
+
+void dev_close(struct device *dev)
+{
+	if (dev->fd >= 0)
+		close(dev->fd);	/* drops the lock */
+	dev->fd = -1;
+	free(dev->path);
+	dev->path = NULL;
+}
+
+int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (len) {
+		ssize_t n = pread(dev->fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;	/* past the end of the device */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,463 @@
+/*
+ * libtux3 internals shared by the library's files (not installed).
+ *
+ * Map of on-disk structures to files:
+ *   superblock, packed roots     super.c
+ *   bnode                        bnode.c
+ *   generic B-tree reader        btree.c
+ *   ileaf / oleaf                ileaf.c
+ *   inode attributes             iattr.c
+ *   dleaf, direct extents        dleaf.c, filemap.c
+ *   directory records            dirent.c
+ *   atom table, xattrs           atom.c, xattr.c
+ *   bitmap, countmap             balloc.c
+ *   log blocks and records       log.c
+ *   replay                       replay.c
+ *   orphans                      orphan.c
+ *   volume open/close            volume.c
+ *   the walker                   walk.c
+ */
+#ifndef TUX3_INTERNAL_H
+#define TUX3_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include "tux3.h"
+#include "endian.h"
+
+#define TUX3_SB_OFFSET	4096
+#define TUX3_SB_LEN	4096
+#define TUX3_RESERVED_BYTES 8192
+#define TUX3_MIN_BLOCKBITS 9
+#define TUX3_MAX_BLOCKBITS 16
+#define TUX3_MAX_BLOCK	((1ULL << 48) - 1)
+#define TUX3_KEY_LIMIT	(1ULL << 48)
+#define TUX3_MAX_DEPTH	30
+#define TUX3_GROUPBITS	13
+
+/* Block magics (first be16 of each metadata block) */
+#define TUX3_MAGIC_BNODE 0xb4de
+#define TUX3_MAGIC_ILEAF 0x90de
+#define TUX3_MAGIC_OLEAF 0x6eaf
+#define TUX3_MAGIC_DLEAF 0xbeaf
+#define TUX3_MAGIC_LOG	 0x10ad
+
+extern const uint8_t tux3_magic_2014[8];
+
+/* ---- device.c ---- */
+struct device {
+	int fd;
+	bool readonly;
+	bool blockdev;
+	uint64_t size;		/* bytes */
+	char *path;
+};
+int dev_open(struct device *dev, const char *path, bool write, char *err,
+	     size_t errlen);
+void dev_close(struct device *dev);
+int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
+
+/* ---- packed roots (super.c) ---- */
+struct root {
+	uint64_t block;
+	unsigned depth;		/* tree depth, 0 = none */
+	bool direct;
+	unsigned count;		/* direct extent length */
+};
+struct root root_unpack(uint64_t packed);
+uint64_t root_pack(struct root r);
+
+struct disksuper {
+	uint8_t magic[8];
+	uint64_t birthdate, flags;
+	unsigned blockbits;
+	uint64_t volblocks;
+	uint64_t iroot, oroot;
+	uint64_t usedinodes, nextblock, atomdictsize;
+	uint32_t freeatom, atomgen;
+	uint64_t logchain;
+	uint32_t logcount;
+};
+
+/* ---- blockset.c ---- */
+struct blockset {
+	uint64_t *slots;
+	size_t count, cap;
+};
+int blockset_add(struct blockset *s, uint64_t v);
+bool blockset_has(const struct blockset *s, uint64_t v);
+void blockset_free(struct blockset *s);
+
+/* ---- replay overlay: in-memory bnode images rebuilt from the log ---- */
+struct overlay_ent {
+	uint64_t block;
+	uint8_t *data;		/* NULL = dropped (BNODE_FREE) */
+};
+struct overlay {
+	struct overlay_ent *ents;
+	size_t count, cap;	/* open addressing, cap power of two */
+};
+
+/* ---- log.c ---- */
+enum log_code {
+	LOG_BALLOC = 0x33, LOG_BFREE, LOG_BFREE_ON_UNIFY, LOG_BFREE_RELOG,
+	LOG_LEAF_REDIRECT, LOG_LEAF_FREE, LOG_BNODE_REDIRECT, LOG_BNODE_ROOT,
+	LOG_BNODE_SPLIT, LOG_BNODE_ADD, LOG_BNODE_UPDATE, LOG_BNODE_MERGE,
+	LOG_BNODE_DEL, LOG_BNODE_ADJUST, LOG_BNODE_FREE, LOG_ORPHAN_ADD,
+	LOG_ORPHAN_DEL, LOG_FREEBLOCKS, LOG_UNIFY, LOG_DELTA,
+	LOG_CODE_FIRST = LOG_BALLOC, LOG_CODE_LAST = LOG_DELTA,
+};
+
+struct logrec {
+	unsigned code;
+	unsigned offset;	/* of the code byte, in the block */
+	uint32_t count;		/* BALLOC.., BNODE_ROOT(u8), BNODE_DEL(u16) */
+	unsigned pos;		/* BNODE_SPLIT */
+	unsigned version;	/* ORPHAN_* */
+	uint64_t block;		/* BALLOC.., LEAF_FREE, BNODE_FREE, bnode */
+	uint64_t oldb, newb;	/* *_REDIRECT */
+	uint64_t src, dst;	/* SPLIT, MERGE */
+	uint64_t parent, child, key;
+	uint64_t root, left, right, rkey;
+	uint64_t from, to;	/* ADJUST */
+	uint64_t inum;
+	uint64_t freeblocks;
+};
+
+struct loghead {
+	unsigned magic, bytes;
+	uint32_t unused;
+	uint64_t logchain;
+};
+
+#define LOG_HEADER_SIZE 16
+unsigned log_record_size(unsigned code);	/* 0 = invalid code */
+const char *log_code_name(unsigned code);
+int log_decode_head(const uint8_t *blk, unsigned blocksize,
+		    struct loghead *head, char *why, size_t whylen);
+/* Decodes the record at offset; returns its size or 0 if invalid. */
+unsigned log_decode_record(const uint8_t *blk, unsigned offset, unsigned end,
+			   struct logrec *rec);
+/* Block numbers named by a record, for range checks: fills up to 4. */
+unsigned log_record_blocks(const struct logrec *rec, uint64_t out[4],
+			   uint32_t *count);
+int log_format_record(const struct logrec *rec, char *buf, size_t len);
+
+/* One log block of the current cycle, chronological index. */
+struct logblk {
+	uint64_t blocknr;
+	uint8_t *data;
+	struct loghead head;
+};
+
+/* ---- balloc.c : the live allocation bitmap ---- */
+struct bitmap {
+	uint64_t volblocks;
+	unsigned blockbits;
+	size_t nchunks;		/* one chunk = one bitmap block */
+	uint8_t **chunks;	/* lazily loaded */
+};
+
+/* ---- inode (inode.c / iattr.c) ---- */
+enum {
+	ATTR_RDEV = 0, ATTR_MODE_OWNER = 1, ATTR_DATA_BTREE = 2,
+	ATTR_CTIME_SIZE = 3, ATTR_LINK_COUNT = 4, ATTR_MTIME = 5,
+	ATTR_IDATA = 11, ATTR_XATTR = 12,
+};
+
+struct xattr_ref {
+	unsigned atom;
+	unsigned offset;	/* of the value inside inode->blob */
+	unsigned size;
+};
+
+struct inode {
+	tux3_ino_t inum;
+	unsigned present;	/* bit per fixed attribute kind */
+	uint32_t mode, uid, gid, nlink;
+	uint64_t size;
+	uint64_t rdev;		/* major << 20 | minor */
+	int64_t ctime, mtime;
+	uint64_t dtree;		/* packed root */
+	uint8_t *blob;		/* copy of the on-disk attribute blob */
+	unsigned bloblen;
+	unsigned nxattr;
+	struct xattr_ref *xattrs;
+	uint64_t leafblock;	/* ileaf that holds it */
+	bool orphan;
+};
+
+/* Attribute visitor used by the decoder (walker, printers, fsck). */
+struct attr_info {
+	unsigned kind, version;
+	unsigned offset, size;	/* of the whole attribute in the blob */
+	const uint8_t *payload;
+	unsigned paylen;
+};
+typedef int (*attr_fn)(struct tux3_volume *vol, void *ctx,
+		       const struct attr_info *a);
+int iattr_decode(struct tux3_volume *vol, struct inode *inode,
+		 attr_fn fn, void *ctx);
+const char *iattr_kind_name(unsigned kind);
+
+/* ---- B-trees (btree.c) ---- */
+struct btree_ops {
+	const char *name;
+	unsigned leaf_magic;
+	/* Validate a leaf covering keys [lo, hi); returns 0 or -EUCLEAN with
+	 * the volume error set. */
+	int (*leaf_check)(struct tux3_volume *vol, const uint8_t *leaf,
+			  uint64_t blocknr, uint64_t lo, uint64_t hi);
+};
+extern const struct btree_ops itree_ops, otree_ops, dtree_ops;
+
+struct btree {
+	struct tux3_volume *vol;
+	struct root root;
+	const struct btree_ops *ops;
+	tux3_ino_t owner;	/* inode whose tree it is (0 for itree) */
+};
+
+struct cursor_level {
+	uint64_t blocknr;
+	uint8_t *buf;
+	unsigned index;		/* entry taken at this level */
+	unsigned count;
+	uint64_t lo, hi;	/* key range of this node */
+};
+struct cursor {
+	struct btree *btree;
+	int depth;		/* levels in path (== root.depth) */
+	struct cursor_level path[TUX3_MAX_DEPTH + 1];
+};
+int btree_probe(struct btree *bt, uint64_t key, struct cursor *c);
+/* Advance to next leaf: 1 moved, 0 end of tree, <0 error */
+int btree_next_leaf(struct cursor *c);
+void cursor_release(struct cursor *c);
+void cursor_leaf_range(struct cursor *c, uint64_t *lo, uint64_t *hi);
+
+/* Whole-tree traversal (the walker's engine). Callbacks return 0 to go
+ * on, >0 (bnode only) to skip the children, <0 to stop. */
+struct btree_visit {
+	int (*bnode)(void *ctx, struct btree *bt, int level, uint64_t blocknr,
+		     const uint8_t *buf, uint64_t lo, uint64_t hi);
+	int (*leaf)(void *ctx, struct btree *bt, uint64_t blocknr,
+		    const uint8_t *buf, uint64_t lo, uint64_t hi);
+	int (*bad)(void *ctx, struct btree *bt, int level, uint64_t blocknr,
+		   int err);
+};
+int btree_traverse(struct btree *bt, const struct btree_visit *v, void *ctx);
+static inline uint8_t *cursor_leaf(struct cursor *c)
+{
+	return c->path[c->depth - 1].buf;
+}
+static inline uint64_t cursor_leaf_block(struct cursor *c)
+{
+	return c->path[c->depth - 1].blocknr;
+}
+
+/* bnode.c */
+#define BNODE_HEADER 8
+#define BNODE_ENTRY 16
+unsigned bnode_capacity(unsigned blocksize);
+static inline unsigned bnode_count(const uint8_t *b) { return be32(b + 4); }
+static inline uint64_t bnode_key(const uint8_t *b, unsigned i)
+{ return be64(b + BNODE_HEADER + BNODE_ENTRY * i); }
+static inline uint64_t bnode_child(const uint8_t *b, unsigned i)
+{ return be64(b + BNODE_HEADER + BNODE_ENTRY * i + 8); }
+int bnode_check(struct tux3_volume *vol, const uint8_t *b, uint64_t blocknr,
+		uint64_t lo, uint64_t hi, bool is_root);
+/* index of last entry with key <= k (0 if none) */
+unsigned bnode_lookup(const uint8_t *b, uint64_t key);
+
+/* ileaf.c */
+#define ILEAF_HEADER 16
+int ileaf_check(struct tux3_volume *vol, const uint8_t *leaf,
+		uint64_t blocknr, uint64_t lo, uint64_t hi, unsigned magic);
+/* Blob of inum in a checked leaf: 0 found (len may be 0 = absent). */
+int ileaf_blob(const uint8_t *leaf, unsigned blocksize, uint64_t inum,
+	       const uint8_t **blob, unsigned *len);
+static inline unsigned ileaf_count(const uint8_t *l) { return be16(l + 2); }
+static inline uint64_t ileaf_ibase(const uint8_t *l) { return be64(l + 8) & TUX3_MAX_BLOCK; }
+
+/* dleaf.c */
+#define DLEAF_HEADER 8
+#define DLEAF_ENTRY 16
+struct dleaf_entry {
+	uint64_t logical, physical;
+	uint32_t version;
+};
+void dleaf_entry_get(const uint8_t *leaf, unsigned i, struct dleaf_entry *e);
+static inline unsigned dleaf_count(const uint8_t *l) { return be16(l + 2); }
+
+/* filemap.c: extent iteration of an inode's data (direct or tree) */
+struct extent {
+	uint64_t logical, physical, count;	/* physical 0 = hole */
+	uint32_t version;
+	uint64_t leafblock;	/* dleaf, 0 for a direct extent */
+};
+typedef int (*extent_fn)(void *ctx, const struct extent *e);
+int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
+		 uint64_t start, uint64_t end, extent_fn fn, void *ctx);
+/* Map one logical block: *physical 0 = hole; *run = blocks mapped
+ * contiguously (or hole length) from there. */
+int filemap_lookup(struct tux3_volume *vol, const struct inode *inode,
+		   uint64_t logical, uint64_t *physical, uint64_t *run);
+/* Read a whole block of a file (holes read as zeros). */
+int filemap_read_block(struct tux3_volume *vol, const struct inode *inode,
+		       uint64_t logical, uint8_t *buf);
+int inode_read(struct tux3_volume *vol, const struct inode *inode, void *buf,
+	       size_t len, uint64_t pos, size_t *done);
+
+/* dirent.c */
+#define DIRENT_HEADER 12
+struct dirent_info {
+	uint64_t inum;
+	unsigned rec_len, name_len, type;
+	const char *name;
+	uint64_t pos;		/* byte offset in the directory */
+	uint64_t blocknr;	/* block holding the record */
+};
+/* Check and iterate one directory-format block (also the atom dict).
+ * fn gets live records only; returns fn's non-zero value, 0, or -EUCLEAN. */
+typedef int (*dirent_fn)(void *ctx, const struct dirent_info *d);
+int dirblock_iterate(struct tux3_volume *vol, const uint8_t *blk,
+		     unsigned size, uint64_t base, uint64_t blocknr,
+		     tux3_ino_t dir, dirent_fn fn, void *ctx);
+int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
+		dirent_fn fn, void *ctx);
+
+/* atom.c */
+#define ATOM_REFCOUNT_BASE (1ULL << 40)
+#define ATOM_UNATOM_BASE ((1ULL << 40) + (1ULL << 34))
+#define ATOM_FREE_MAGIC 0x6eadfceeULL
+struct atom_table {
+	bool loaded;
+	unsigned count;		/* == atomgen */
+	char **names;		/* by atom, NULL = none */
+	uint64_t *dictpos;
+};
+int atable_load(struct tux3_volume *vol);
+const char *atom_name(struct tux3_volume *vol, unsigned atom);
+int atom_refcount(struct tux3_volume *vol, unsigned atom, uint32_t *ref);
+int atom_unatom(struct tux3_volume *vol, unsigned atom, uint64_t *val);
+void atable_free(struct atom_table *at);
+
+/* ---- the volume ---- */
+struct orphan_set {
+	tux3_ino_t *inums;
+	unsigned count, cap;
+};
+
+struct tux3_volume {
+	struct device dev;
+	enum tux3_open_mode mode;
+	struct disksuper super;
+	uint8_t sbraw[TUX3_SB_LEN];
+	unsigned blockbits, blocksize;
+	uint64_t volblocks;
+	uint64_t reserved_blocks;	/* blocks covering bytes 0..8191 */
+	struct root iroot, oroot;	/* live, after replay */
+	uint64_t freeblocks;
+	bool replayed;
+
+	struct logblk *log;		/* chronological */
+	unsigned logcount;
+	int unify_index;		/* -1 = none in the chain */
+	unsigned unify_offset;
+
+	struct overlay overlay;
+	struct bitmap bitmap;
+	struct inode bitmap_inode;	/* valid if has_bitmap_inode */
+	bool has_bitmap_inode;
+	struct atom_table atoms;
+	struct orphan_set orphans;	/* the live orphan list */
+	struct orphan_set log_orphans;	/* ORPHAN_ADD not cancelled */
+	struct orphan_set otree_deletes; /* ORPHAN_DEL of otree entries */
+	uint64_t replay_conflicts;	/* bitmap conflicts met by replay */
+	/* deferred frees met in replay: log blocks and redirected bnodes */
+	struct { uint64_t block; uint32_t count; } *deunify;
+	unsigned ndeunify, deunify_cap;
+
+	struct tux3_error error;
+	char **warnings;
+	unsigned nwarnings;
+	uint8_t *scratch;		/* one block, short-lived use only */
+};
+
+/* volume.c */
+int vol_error(struct tux3_volume *vol, int err, uint64_t block,
+	      uint64_t inum, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Read a metadata block, honouring the replay overlay. */
+int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
+int vol_read_blocks(struct tux3_volume *vol, uint64_t block, uint64_t count,
+		    uint8_t *buf);
+static inline bool vol_block_valid(const struct tux3_volume *vol, uint64_t b)
+{
+	return b < vol->volblocks;
+}
+static inline bool vol_extent_valid(const struct tux3_volume *vol, uint64_t b,
+				    uint64_t n)
+{
+	return n > 0 && b < vol->volblocks && n <= vol->volblocks - b;
+}
+
+/* super.c */
+int super_decode(const uint8_t *raw, struct disksuper *sb);
+int super_check(struct tux3_volume *vol);
+
+/* overlay.c */
+uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped);
+int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
+		uint8_t **data);
+void overlay_drop(struct overlay *ov, uint64_t block);
+void overlay_free(struct overlay *ov);
+
+/* inode.c */
+int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode);
+void inode_free(struct inode *inode);
+int inode_from_blob(struct tux3_volume *vol, tux3_ino_t inum,
+		    const uint8_t *blob, unsigned len, uint64_t leafblock,
+		    struct inode *inode);
+unsigned inode_dtype(uint32_t mode);
+void inode_to_stat(struct tux3_volume *vol, const struct inode *inode,
+		   struct tux3_stat *st, uint64_t blocks);
+int inode_count_blocks(struct tux3_volume *vol, const struct inode *inode,
+		       uint64_t *blocks);
+
+/* balloc.c */
+int bitmap_init(struct tux3_volume *vol);
+void bitmap_free(struct bitmap *bm);
+/* returns 1 set, 0 clear, <0 error */
+int bitmap_test(struct tux3_volume *vol, uint64_t block);
+/* Test-and-modify a run. Returns 0, or the number of blocks whose bit was
+ * already in the target state (conflict), or <0 on error. Applies anyway. */
+int64_t bitmap_modify(struct tux3_volume *vol, uint64_t start,
+		      uint64_t count, bool set);
+int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
+			uint8_t *buf);
+
+/* replay.c */
+int replay_load_log(struct tux3_volume *vol);
+int replay_stage1(struct tux3_volume *vol);
+int replay_stage2(struct tux3_volume *vol);
+
+/* orphan.c */
+int orphan_add(struct orphan_set *s, tux3_ino_t inum);
+bool orphan_del(struct orphan_set *s, tux3_ino_t inum);
+bool orphan_has(const struct orphan_set *s, tux3_ino_t inum);
+int otree_load(struct tux3_volume *vol, struct orphan_set *s);
+int orphans_resolve(struct tux3_volume *vol);
+void orphan_set_free(struct orphan_set *s);
+
+/* Device numbers as the reference userspace stores them: major << 20 |
+ * minor (the kernel's internal dev_t), verified on the oracle volumes. */
+static inline unsigned rdev_major(uint64_t d) { return (unsigned)((d >> 20) & 0xfff); }
+static inline unsigned rdev_minor(uint64_t d) { return (unsigned)(d & 0xfffff); }
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * Replay overlay: bnode images rebuilt in memory by log replay.  Between
+ * unifies the on-disk copy of a bnode is stale (or was never written), so
+ * every metadata read looks here first.
+ */
+#include <stdlib.h>
+#include "internal.h"
+
+static size_t slot_of(const struct overlay *ov, uint64_t block)
+{
+	uint64_t h = block * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h >> 20) & (ov->cap - 1);
+}
+
+static struct overlay_ent *lookup(struct overlay *ov, uint64_t block)
+{
+	if (!ov->cap)
+		return NULL;
+	for (size_t i = slot_of(ov, block);; i = (i + 1) & (ov->cap - 1)) {
+		struct overlay_ent *e = &ov->ents[i];
+		if (!e->block)
+			return NULL;
+		if (e->block == block)
+			return e;
+	}
+}
+
+uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped)
+{
+	struct overlay_ent *e = lookup(ov, block);
+	if (dropped)
+		*dropped = e && !e->data;
+	return e ? e->data : NULL;
+}
+
+static int grow(struct overlay *ov)
+{
+	size_t ncap = ov->cap ? ov->cap * 2 : 64;
+	struct overlay_ent *n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	struct overlay old = *ov;
+	ov->ents = n;
+	ov->cap = ncap;
+	ov->count = 0;
+	for (size_t i = 0; i < old.cap; i++) {
+		if (!old.ents[i].block)
+			continue;
+		size_t j = slot_of(ov, old.ents[i].block);
+		while (ov->ents[j].block)
+			j = (j + 1) & (ov->cap - 1);
+		ov->ents[j] = old.ents[i];
+		ov->count++;
+	}
+	free(old.ents);
+	return 0;
+}
+
+/* Get (creating if needed, zero-filled) the image of a block. Block 0 is
+ * never a metadata block, so it doubles as the empty-slot marker. */
+int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
+		uint8_t **data)
+{
+	if (!block)
+		return -EINVAL;
+	struct overlay_ent *e = lookup(ov, block);
+	if (!e) {
+		if ((ov->count + 1) * 2 > ov->cap) {
+			int err = grow(ov);
+			if (err)
+				return err;
+		}
+		size_t i = slot_of(ov, block);
+		while (ov->ents[i].block)
+			i = (i + 1) & (ov->cap - 1);
+		e = &ov->ents[i];
+		e->block = block;
+		e->data = NULL;
+		ov->count++;
+	}
+	if (!e->data) {
+		e->data = calloc(1, size);
+		if (!e->data)
+			return -ENOMEM;
+	}
+	*data = e->data;
+	return 0;
+}
+
+void overlay_drop(struct overlay *ov, uint64_t block)
+{
+	struct overlay_ent *e = lookup(ov, block);
+	if (e) {
+		free(e->data);
+		e->data = NULL;
+	}
+}
+
+void overlay_free(struct overlay *ov)
+{
+	for (size_t i = 0; i < ov->cap; i++)
+		free(ov->ents[i].data);
+	free(ov->ents);
+	memset(ov, 0, sizeof(*ov));
+}

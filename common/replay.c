@@ -1,0 +1,465 @@
+/*
+ * Log replay, as the reference mount does it, in memory only:
+ *  load    follow logchain back logcount blocks, check every block and
+ *          record, find the latest UNIFY (records before it are already in
+ *          the on-disk bnodes and bitmap);
+ *  stage 1 (physical) rebuild dirty bnode images in the overlay, and take
+ *          freeblocks from FREEBLOCKS;
+ *  stage 2 (logical) apply allocation records to the bitmap, collect the
+ *          orphan records, then mark every log block of the chain in use.
+ * Records are promises against exact block images, so each is applied
+ * once, in order.  Nothing is written to the device.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "internal.h"
+
+#define LOGERR(vol, lb, off, ...) \
+	vol_error(vol, -EUCLEAN, (lb)->blocknr, TUX3_NONE, off, __VA_ARGS__)
+
+static int check_record_blocks(struct tux3_volume *vol, struct logblk *lb,
+			       const struct logrec *rec)
+{
+	uint64_t blocks[4];
+	uint32_t count;
+	unsigned n = log_record_blocks(rec, blocks, &count);
+	char text[160];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t len = i == 0 ? count : 1;
+		if (!len || !vol_extent_valid(vol, blocks[i], len)) {
+			log_format_record(rec, text, sizeof(text));
+			return LOGERR(vol, lb, rec->offset, "log record %s: "
+				      "block range outside the volume (%"
+				      PRIu64 " blocks)", text, vol->volblocks);
+		}
+	}
+	switch (rec->code) {
+	case LOG_BNODE_ROOT:
+		if (rec->count != 1 && rec->count != 2)
+			return LOGERR(vol, lb, rec->offset, "log record "
+				      "BNODE_ROOT: count %u is not 1 or 2",
+				      rec->count);
+		break;
+	case LOG_BNODE_DEL:
+		if (!rec->count)
+			return LOGERR(vol, lb, rec->offset, "log record "
+				      "BNODE_DEL: count 0");
+		break;
+	case LOG_ORPHAN_ADD: case LOG_ORPHAN_DEL:
+		if (!rec->inum)
+			return LOGERR(vol, lb, rec->offset, "log record %s: "
+				      "inode 0", log_code_name(rec->code));
+		break;
+	case LOG_FREEBLOCKS:
+		if (rec->freeblocks > vol->volblocks)
+			return LOGERR(vol, lb, rec->offset, "log record "
+				      "FREEBLOCKS %" PRIu64 " exceeds the "
+				      "volume", rec->freeblocks);
+		break;
+	}
+	return 0;
+}
+
+/* Check one log block's header and every record in it. */
+static int check_logblock(struct tux3_volume *vol, struct logblk *lb,
+			  unsigned index)
+{
+	char why[128];
+	struct logrec rec;
+
+	if (log_decode_head(lb->data, vol->blocksize, &lb->head, why,
+			    sizeof(why)))
+		return LOGERR(vol, lb, 0, "log block %u of %u: %s", index + 1,
+			      vol->logcount, why);
+	unsigned end = LOG_HEADER_SIZE + lb->head.bytes;
+	for (unsigned off = LOG_HEADER_SIZE; off < end;) {
+		unsigned size = log_decode_record(lb->data, off, end, &rec);
+		if (!size) {
+			if (!log_record_size(rec.code))
+				return LOGERR(vol, lb, off, "invalid log code "
+					      "0x%02x at offset %u", rec.code,
+					      off);
+			return LOGERR(vol, lb, off, "log record %s at offset "
+				      "%u runs past the payload end %u",
+				      log_code_name(rec.code), off, end);
+		}
+		int err = check_record_blocks(vol, lb, &rec);
+		if (err)
+			return err;
+		if (rec.code == LOG_UNIFY && vol->unify_index < 0) {
+			vol->unify_index = (int)index;
+			vol->unify_offset = off;
+		}
+		off += size;
+	}
+	return 0;
+}
+
+int replay_load_log(struct tux3_volume *vol)
+{
+	uint32_t logcount = vol->super.logcount;
+	uint64_t chain = vol->super.logchain;
+	struct blockset seen = { 0 };
+	int err = 0;
+
+	vol->unify_index = -1;
+	vol->logcount = logcount;
+	if (!logcount)
+		return 0;
+	vol->log = calloc(logcount, sizeof(*vol->log));
+	if (!vol->log)
+		return -ENOMEM;
+	/* newest first: the chain runs backwards in time */
+	for (uint32_t i = logcount; i-- > 0;) {
+		struct logblk *lb = &vol->log[i];
+		uint64_t from = i + 1 < logcount ? vol->log[i + 1].blocknr :
+			        TUX3_NONE;
+		if (chain < vol->reserved_blocks || chain >= vol->volblocks) {
+			err = vol_error(vol, -EUCLEAN, from, TUX3_NONE, 8,
+					"log chain: %u of %u blocks read, then "
+					"link to block %" PRIu64 " outside the "
+					"volume", logcount - 1 - i, logcount,
+					chain);
+			break;
+		}
+		err = blockset_add(&seen, chain);
+		if (err <= 0) {
+			if (!err)
+				err = vol_error(vol, -EUCLEAN, from, TUX3_NONE,
+						8, "log chain loops back to "
+						"block %" PRIu64 " after %u of "
+						"%u blocks", chain,
+						logcount - 1 - i, logcount);
+			break;
+		}
+		lb->blocknr = chain;
+		lb->data = malloc(vol->blocksize);
+		if (!lb->data) {
+			err = -ENOMEM;
+			break;
+		}
+		err = dev_pread(&vol->dev, lb->data, vol->blocksize,
+				chain << vol->blockbits);
+		if (err) {
+			err = vol_error(vol, err, chain, TUX3_NONE, TUX3_NONE,
+					"cannot read log block");
+			break;
+		}
+		/* the latest UNIFY is in the newest block holding one */
+		err = check_logblock(vol, lb, i);
+		if (err)
+			break;
+		chain = lb->head.logchain;
+	}
+	blockset_free(&seen);
+	return err;
+}
+
+/* Start offset of block i for replay, or 0 if it is before the unify. */
+static unsigned replay_start(struct tux3_volume *vol, unsigned i)
+{
+	if (vol->unify_index >= 0 && (int)i < vol->unify_index)
+		return 0;
+	if ((int)i == vol->unify_index)
+		return vol->unify_offset;
+	return LOG_HEADER_SIZE;
+}
+
+/* The bnode image a record applies to: the overlay's, else the disk's. */
+static int bnode_get(struct tux3_volume *vol, struct logblk *lb,
+		     const struct logrec *rec, uint64_t block, bool fresh,
+		     uint8_t **data)
+{
+	bool dropped;
+	uint8_t *d = overlay_find(&vol->overlay, block, &dropped);
+	int err;
+
+	if (d && !fresh) {
+		*data = d;
+		return 0;
+	}
+	err = overlay_put(&vol->overlay, block, vol->blocksize, &d);
+	if (err)
+		return err;
+	if (fresh) {
+		memset(d, 0, vol->blocksize);
+		put_be16(d, TUX3_MAGIC_BNODE);
+	} else {
+		err = dev_pread(&vol->dev, d, vol->blocksize,
+				block << vol->blockbits);
+		if (err)
+			return vol_error(vol, err, block, TUX3_NONE, TUX3_NONE,
+					 "cannot read bnode");
+	}
+	unsigned count = bnode_count(d);
+	if (be16(d) != TUX3_MAGIC_BNODE || count > bnode_capacity(vol->blocksize))
+		return LOGERR(vol, lb, rec->offset, "log record %s names block "
+			      "%" PRIu64 ", which is not a valid bnode (magic "
+			      "0x%04x, count %u)", log_code_name(rec->code),
+			      block, be16(d), count);
+	*data = d;
+	return 0;
+}
+
+static void bnode_set(uint8_t *b, unsigned i, uint64_t key, uint64_t child)
+{
+	put_be64(b + BNODE_HEADER + BNODE_ENTRY * i, key);
+	put_be64(b + BNODE_HEADER + BNODE_ENTRY * i + 8, child);
+}
+
+static void bnode_move(uint8_t *b, unsigned to, unsigned from, unsigned n)
+{
+	memmove(b + BNODE_HEADER + BNODE_ENTRY * to,
+		b + BNODE_HEADER + BNODE_ENTRY * from, (size_t)n * BNODE_ENTRY);
+}
+
+/* Entry whose key is exactly key, as the record promises. */
+static int bnode_exact(struct tux3_volume *vol, struct logblk *lb,
+		       const struct logrec *rec, const uint8_t *b,
+		       uint64_t block, uint64_t key, unsigned *index)
+{
+	unsigned count = bnode_count(b);
+	unsigned i = count ? bnode_lookup(b, key) : 0;
+	if (!count || bnode_key(b, i) != key)
+		return LOGERR(vol, lb, rec->offset, "log record %s: bnode %"
+			      PRIu64 " has no entry with key %" PRIu64,
+			      log_code_name(rec->code), block, key);
+	*index = i;
+	return 0;
+}
+
+static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
+			 const struct logrec *r)
+{
+	unsigned cap = bnode_capacity(vol->blocksize), i, n;
+	uint8_t *b, *d;
+	int err = 0;
+
+	switch (r->code) {
+	case LOG_BNODE_REDIRECT:
+		if ((err = bnode_get(vol, lb, r, r->oldb, false, &b)))
+			return err;
+		if ((err = overlay_put(&vol->overlay, r->newb, vol->blocksize,
+				       &d)))
+			return err;
+		b = overlay_find(&vol->overlay, r->oldb, NULL);
+		memcpy(d, b, vol->blocksize);
+		return 0;
+	case LOG_BNODE_ROOT:
+		if ((err = bnode_get(vol, lb, r, r->root, true, &b)))
+			return err;
+		put_be32(b + 4, r->count);
+		bnode_set(b, 0, 0, r->left);
+		if (r->count == 2)
+			bnode_set(b, 1, r->rkey, r->right);
+		return 0;
+	case LOG_BNODE_SPLIT:
+		if ((err = bnode_get(vol, lb, r, r->src, false, &b)))
+			return err;
+		n = bnode_count(b);
+		if (r->pos > n)
+			return LOGERR(vol, lb, r->offset, "log record "
+				      "BNODE_SPLIT: position %u beyond the %u "
+				      "entries of bnode %" PRIu64, r->pos, n,
+				      r->src);
+		if ((err = bnode_get(vol, lb, r, r->dst, true, &d)))
+			return err;
+		b = overlay_find(&vol->overlay, r->src, NULL);
+		memcpy(d + BNODE_HEADER, b + BNODE_HEADER + BNODE_ENTRY * r->pos,
+		       (size_t)(n - r->pos) * BNODE_ENTRY);
+		put_be32(d + 4, n - r->pos);
+		put_be32(b + 4, r->pos);
+		return 0;
+	case LOG_BNODE_ADD:
+		if ((err = bnode_get(vol, lb, r, r->parent, false, &b)))
+			return err;
+		n = bnode_count(b);
+		if (n >= cap)
+			return LOGERR(vol, lb, r->offset, "log record BNODE_ADD:"
+				      " bnode %" PRIu64 " is full", r->parent);
+		i = n ? bnode_lookup(b, r->key) + 1 : 0;
+		bnode_move(b, i + 1, i, n - i);
+		bnode_set(b, i, r->key, r->child);
+		put_be32(b + 4, n + 1);
+		return 0;
+	case LOG_BNODE_UPDATE:
+		if ((err = bnode_get(vol, lb, r, r->parent, false, &b)) ||
+		    (err = bnode_exact(vol, lb, r, b, r->parent, r->key, &i)))
+			return err;
+		bnode_set(b, i, r->key, r->child);
+		return 0;
+	case LOG_BNODE_MERGE:
+		if ((err = bnode_get(vol, lb, r, r->src, false, &b)) ||
+		    (err = bnode_get(vol, lb, r, r->dst, false, &d)))
+			return err;
+		b = overlay_find(&vol->overlay, r->src, NULL);
+		n = bnode_count(d);
+		i = bnode_count(b);
+		if (n + i > cap)
+			return LOGERR(vol, lb, r->offset, "log record "
+				      "BNODE_MERGE: %u + %u entries overflow "
+				      "bnode %" PRIu64, n, i, r->dst);
+		memcpy(d + BNODE_HEADER + BNODE_ENTRY * n, b + BNODE_HEADER,
+		       (size_t)i * BNODE_ENTRY);
+		put_be32(d + 4, n + i);
+		return 0;
+	case LOG_BNODE_DEL:
+		if ((err = bnode_get(vol, lb, r, r->block, false, &b)) ||
+		    (err = bnode_exact(vol, lb, r, b, r->block, r->key, &i)))
+			return err;
+		n = bnode_count(b);
+		if (r->count > n - i)
+			return LOGERR(vol, lb, r->offset, "log record BNODE_DEL:"
+				      " %u entries from position %u of bnode %"
+				      PRIu64 " with %u", r->count, i, r->block,
+				      n);
+		bnode_move(b, i, i + r->count, n - i - r->count);
+		put_be32(b + 4, n - r->count);
+		return 0;
+	case LOG_BNODE_ADJUST:
+		if ((err = bnode_get(vol, lb, r, r->block, false, &b)) ||
+		    (err = bnode_exact(vol, lb, r, b, r->block, r->from, &i)))
+			return err;
+		put_be64(b + BNODE_HEADER + BNODE_ENTRY * i, r->to);
+		return 0;
+	case LOG_BNODE_FREE:
+		overlay_drop(&vol->overlay, r->block);
+		return 0;
+	case LOG_FREEBLOCKS:
+		vol->freeblocks = r->freeblocks;
+		return 0;
+	}
+	return 0;
+}
+
+typedef int (*record_fn)(struct tux3_volume *vol, struct logblk *lb,
+			 const struct logrec *rec);
+
+static int for_each_live_record(struct tux3_volume *vol, record_fn fn)
+{
+	struct logrec rec;
+	for (unsigned i = 0; i < vol->logcount; i++) {
+		struct logblk *lb = &vol->log[i];
+		unsigned off = replay_start(vol, i);
+		unsigned end = LOG_HEADER_SIZE + lb->head.bytes;
+		if (!off)
+			continue;
+		while (off < end) {
+			unsigned size = log_decode_record(lb->data, off, end,
+							  &rec);
+			if (!size)	/* checked at load; cannot happen */
+				return LOGERR(vol, lb, off, "bad record");
+			int err = fn(vol, lb, &rec);
+			if (err)
+				return err;
+			off += size;
+		}
+	}
+	return 0;
+}
+
+int replay_stage1(struct tux3_volume *vol)
+{
+	return for_each_live_record(vol, stage1_record);
+}
+
+static int defer_unify(struct tux3_volume *vol, uint64_t block,
+		       uint32_t count)
+{
+	if (vol->ndeunify == vol->deunify_cap) {
+		unsigned ncap = vol->deunify_cap ? vol->deunify_cap * 2 : 32;
+		void *n = realloc(vol->deunify, ncap * sizeof(*vol->deunify));
+		if (!n)
+			return -ENOMEM;
+		vol->deunify = n;
+		vol->deunify_cap = ncap;
+	}
+	vol->deunify[vol->ndeunify].block = block;
+	vol->deunify[vol->ndeunify].count = count;
+	vol->ndeunify++;
+	return 0;
+}
+
+/* Test-and-modify as the reference does; a conflict is kept as a warning
+ * naming the record, so a volume with a damaged bitmap can still be read
+ * (fsck reports it as a problem). */
+static int apply_bits(struct tux3_volume *vol, struct logblk *lb,
+		      const struct logrec *r, uint64_t block, uint64_t count,
+		      bool set)
+{
+	int64_t conflicts = bitmap_modify(vol, block, count, set);
+	if (conflicts < 0)
+		return vol_error(vol, (int)conflicts, lb->blocknr, TUX3_NONE,
+				 r->offset, "replay of %s failed",
+				 log_code_name(r->code));
+	if (conflicts) {
+		vol_warn(vol, "log block %" PRIu64 " offset %u: %s of block %"
+			 PRIu64 " count %" PRIu64 ": %s (%" PRId64 " block%s)",
+			 lb->blocknr, r->offset,
+			 r->code ? log_code_name(r->code) : "log block itself",
+			 block,
+			 count, set ? "already allocated" : "double free",
+			 conflicts, conflicts == 1 ? "" : "s");
+		vol->replay_conflicts += (uint64_t)conflicts;
+	}
+	return 0;
+}
+
+static int stage2_record(struct tux3_volume *vol, struct logblk *lb,
+			 const struct logrec *r)
+{
+	int err = 0;
+
+	switch (r->code) {
+	case LOG_BALLOC:
+		return apply_bits(vol, lb, r, r->block, r->count, true);
+	case LOG_BFREE: case LOG_BFREE_RELOG:
+		return apply_bits(vol, lb, r, r->block, r->count, false);
+	case LOG_BFREE_ON_UNIFY:
+		return defer_unify(vol, r->block, r->count);
+	case LOG_LEAF_REDIRECT:
+		if ((err = apply_bits(vol, lb, r, r->newb, 1, true)))
+			return err;
+		return apply_bits(vol, lb, r, r->oldb, 1, false);
+	case LOG_BNODE_REDIRECT:
+		if ((err = apply_bits(vol, lb, r, r->newb, 1, true)))
+			return err;
+		return defer_unify(vol, r->oldb, 1);
+	case LOG_LEAF_FREE: case LOG_BNODE_FREE:
+		return apply_bits(vol, lb, r, r->block, 1, false);
+	case LOG_BNODE_ROOT:
+		return apply_bits(vol, lb, r, r->root, 1, true);
+	case LOG_BNODE_SPLIT:
+		return apply_bits(vol, lb, r, r->dst, 1, true);
+	case LOG_BNODE_MERGE:
+		overlay_drop(&vol->overlay, r->src);
+		return apply_bits(vol, lb, r, r->src, 1, false);
+	case LOG_ORPHAN_ADD:
+		return orphan_add(&vol->log_orphans, r->inum);
+	case LOG_ORPHAN_DEL:
+		/* cancels an ADD of this cycle, else deletes from the otree */
+		if (!orphan_del(&vol->log_orphans, r->inum))
+			return orphan_add(&vol->otree_deletes, r->inum);
+		return 0;
+	}
+	return 0;
+}
+
+int replay_stage2(struct tux3_volume *vol)
+{
+	int err = for_each_live_record(vol, stage2_record);
+	if (err)
+		return err;
+	/* Every log block of the chain is in use until the next unify,
+	 * those before the unify mark too. */
+	for (unsigned i = 0; i < vol->logcount; i++) {
+		struct logblk *lb = &vol->log[i];
+		struct logrec r = { .code = 0, .offset = 0 };
+		if ((err = apply_bits(vol, lb, &r, lb->blocknr, 1, true)) ||
+		    (err = defer_unify(vol, lb->blocknr, 1)))
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,145 @@
+/*
+ * Superblock (at byte 4096 for every block size) and packed roots.
+ * The reference trusts everything after the magic; we validate every
+ * field before anything else uses it.
+ */
+#include <inttypes.h>
+#include "internal.h"
+
+const uint8_t tux3_magic_2014[8] = { 't', 'u', 'x', '3', 0x20, 0x14, 0x05, 0x06 };
+
+struct root root_unpack(uint64_t packed)
+{
+	struct root r = { 0 };
+	r.block = packed & TUX3_MAX_BLOCK;
+	r.direct = (packed >> 63) & 1;
+	unsigned field = (unsigned)((packed >> 48) & 0x7fff);
+	if (r.direct)
+		r.count = field;
+	else
+		r.depth = field;
+	return r;
+}
+
+uint64_t root_pack(struct root r)
+{
+	uint64_t field = r.direct ? r.count : r.depth;
+	return ((uint64_t)r.direct << 63) | ((field & 0x7fff) << 48) |
+	       (r.block & TUX3_MAX_BLOCK);
+}
+
+int super_decode(const uint8_t *raw, struct disksuper *sb)
+{
+	memcpy(sb->magic, raw, 8);
+	sb->birthdate = be64(raw + 8);
+	sb->flags = be64(raw + 16);
+	sb->blockbits = be16(raw + 24);
+	sb->volblocks = be64(raw + 32);
+	sb->iroot = be64(raw + 40);
+	sb->oroot = be64(raw + 48);
+	sb->usedinodes = be64(raw + 56);
+	sb->nextblock = be64(raw + 64);
+	sb->atomdictsize = be64(raw + 72);
+	sb->freeatom = be32(raw + 80);
+	sb->atomgen = be32(raw + 84);
+	sb->logchain = be64(raw + 88);
+	sb->logcount = be32(raw + 96);
+	return 0;
+}
+
+static int check_tree_root(struct tux3_volume *vol, uint64_t packed,
+			   const char *name, bool required)
+{
+	struct root r = root_unpack(packed);
+
+	if (!packed) {
+		if (required)
+			return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET + 40,
+					 "superblock: %s root is empty", name);
+		return 0;
+	}
+	if (r.direct)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: %s root 0x%016" PRIx64
+				 " is marked direct", name, packed);
+	if (r.depth < 1 || r.depth > TUX3_MAX_DEPTH)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: %s root depth %u out of range "
+				 "1..%u", name, r.depth, TUX3_MAX_DEPTH);
+	if (r.block < vol->reserved_blocks || r.block >= vol->volblocks)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: %s root block %" PRIu64
+				 " outside the volume (%" PRIu64 " blocks)",
+				 name, r.block, vol->volblocks);
+	return 0;
+}
+
+/* Validate the decoded superblock against itself and the device. */
+int super_check(struct tux3_volume *vol)
+{
+	struct disksuper *sb = &vol->super;
+	int err;
+
+	if (memcmp(sb->magic, tux3_magic_2014, 8))
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET, "bad superblock magic "
+				 "%02x%02x%02x%02x%02x%02x%02x%02x (not a Tux3 "
+				 "2014-05-06 volume)", sb->magic[0],
+				 sb->magic[1], sb->magic[2], sb->magic[3],
+				 sb->magic[4], sb->magic[5], sb->magic[6],
+				 sb->magic[7]);
+	if (sb->blockbits < TUX3_MIN_BLOCKBITS ||
+	    sb->blockbits > TUX3_MAX_BLOCKBITS)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 24, "superblock: blockbits %u"
+				 " out of range %u..%u", sb->blockbits,
+				 TUX3_MIN_BLOCKBITS, TUX3_MAX_BLOCKBITS);
+	vol->blockbits = sb->blockbits;
+	vol->blocksize = 1u << sb->blockbits;
+	vol->reserved_blocks = vol->blocksize >= TUX3_RESERVED_BYTES ? 1 :
+			       TUX3_RESERVED_BYTES >> sb->blockbits;
+	uint64_t devblocks = vol->dev.size >> sb->blockbits;
+	if (sb->volblocks > TUX3_MAX_BLOCK ||
+	    sb->volblocks <= vol->reserved_blocks + 1)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 32, "superblock: volblocks %"
+				 PRIu64 " is not a possible volume size",
+				 sb->volblocks);
+	if (sb->volblocks > devblocks)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 32, "superblock: volume has %"
+				 PRIu64 " blocks but the device holds only %"
+				 PRIu64 " (truncated image?)", sb->volblocks,
+				 devblocks);
+	vol->volblocks = sb->volblocks;
+	if ((err = check_tree_root(vol, sb->iroot, "inode table", true)))
+		return err;
+	if ((err = check_tree_root(vol, sb->oroot, "orphan table", false)))
+		return err;
+	if (sb->logcount > vol->volblocks)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: logcount %u exceeds the volume",
+				 sb->logcount);
+	if (sb->logcount && (sb->logchain < vol->reserved_blocks ||
+			     sb->logchain >= vol->volblocks))
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: logchain %" PRIu64
+				 " outside the volume", sb->logchain);
+	if (sb->usedinodes > TUX3_KEY_LIMIT)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: usedinodes %" PRIu64
+				 " exceeds 2^48", sb->usedinodes);
+	if (sb->nextblock > vol->volblocks)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: nextblock %" PRIu64
+				 " outside the volume", sb->nextblock);
+	if (sb->freeatom && sb->freeatom >= sb->atomgen)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: freeatom %u not below atomgen %u",
+				 sb->freeatom, sb->atomgen);
+	if (sb->atomdictsize > ATOM_REFCOUNT_BASE)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "superblock: atomdictsize %" PRIu64
+				 " overlaps the refcount table", sb->atomdictsize);
+	return 0;
+}

@@ -1,0 +1,185 @@
+/*
+ * libtux3 public API.
+ *
+ * One opaque volume handle carries all state; there is no global mutable
+ * state.  Every function that can fail returns a negative errno; the volume
+ * then keeps the context of the failure (block, inode, offset, text) which a
+ * caller prints with tux3_error_text().  The library never prints.
+ */
+#ifndef TUX3_H
+#define TUX3_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t tux3_ino_t;
+typedef uint64_t tux3_block_t;
+
+/* Reserved inode numbers of the 2014 format. */
+enum {
+	TUX3_BITMAP_INO = 1,
+	TUX3_COUNTMAP_INO = 2,
+	TUX3_VTABLE_INO = 3,
+	TUX3_ATABLE_INO = 4,
+	TUX3_VOLMAP_INO = 61,
+	TUX3_LOGMAP_INO = 62,
+	TUX3_ROOT_INO = 63,
+	TUX3_NORMAL_INO = 64,
+};
+
+/*
+ * Open modes.
+ *  RDONLY          replays the log in memory, keeps orphans, never writes
+ *                  (the device is opened O_RDONLY under a shared lock).
+ *  RDWR_NORECOVER  replays in memory like RDONLY but takes the exclusive
+ *                  lock and opens the device for writing: what fsck uses
+ *                  before it decides what to repair.
+ *  RDWR            normal read-write open (orphans released after replay);
+ *                  needs the write path, which this build does not have yet:
+ *                  tux3_open() returns -EROFS for it.
+ *  NOREPLAY        reads only the superblock and on-disk trees, without the
+ *                  log: to inspect a volume whose log is damaged.  Bnodes and
+ *                  free space may then be stale.
+ */
+enum tux3_open_mode {
+	TUX3_OPEN_RDONLY,
+	TUX3_OPEN_RDWR_NORECOVER,
+	TUX3_OPEN_RDWR,
+	TUX3_OPEN_NOREPLAY,
+};
+
+struct tux3_volume;
+
+/* Where and what went wrong last (UINT64_MAX means "not known"). */
+struct tux3_error {
+	int err;		/* negative errno, 0 if none */
+	tux3_block_t block;
+	tux3_ino_t inum;
+	uint64_t offset;
+	char what[256];
+};
+
+#define TUX3_NONE UINT64_MAX
+
+int tux3_open(const char *path, enum tux3_open_mode mode,
+	      struct tux3_volume **volp);
+/* Like tux3_open(), but on failure keeps the error text in errbuf. */
+int tux3_open_err(const char *path, enum tux3_open_mode mode,
+		  struct tux3_volume **volp, char *errbuf, size_t errlen);
+void tux3_close(struct tux3_volume *vol);
+
+const struct tux3_error *tux3_last_error(const struct tux3_volume *vol);
+/* "block 65: inode 64: offset 12: what" */
+const char *tux3_error_text(const struct tux3_volume *vol, char *buf,
+			    size_t len);
+void tux3_clear_error(struct tux3_volume *vol);
+
+/* Non-fatal problems found while opening (e.g. allocation conflicts met
+ * by a tolerant replay).  Index 0..count-1. */
+unsigned tux3_warning_count(const struct tux3_volume *vol);
+const char *tux3_warning(const struct tux3_volume *vol, unsigned i);
+
+/* Geometry and superblock */
+struct tux3_super_info {
+	uint8_t magic[8];
+	uint64_t birthdate, flags;
+	unsigned blockbits, blocksize;
+	uint64_t volblocks;
+	uint64_t iroot, oroot;		/* packed, as on disk */
+	uint64_t usedinodes, nextblock, atomdictsize;
+	uint32_t freeatom, atomgen;
+	uint64_t logchain;
+	uint32_t logcount;
+	/* derived by replay */
+	uint64_t freeblocks;
+	uint64_t live_iroot;		/* packed root after replay */
+	int replayed;
+};
+void tux3_super_info(const struct tux3_volume *vol,
+		     struct tux3_super_info *info);
+
+struct tux3_stat {
+	tux3_ino_t ino;
+	uint32_t mode;		/* S_IFMT | permission bits */
+	uint32_t uid, gid;
+	uint32_t nlink;
+	uint64_t size;
+	unsigned rdev_major, rdev_minor;
+	int64_t ctime_ns, mtime_ns;
+	int64_t atime_ns;	/* not stored by the format: equals mtime */
+	uint64_t blocks;	/* 512-byte units of data blocks mapped */
+	unsigned blksize;
+	uint64_t dtree_root;	/* packed DATA_BTREE attribute, 0 if none */
+	unsigned xattr_count;
+	int orphan;		/* inode is on the orphan list */
+};
+
+struct tux3_statfs {
+	unsigned bsize;
+	uint64_t blocks, bfree;
+	uint64_t files, ffree;
+	unsigned namelen;
+};
+
+int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st);
+
+/* Namespace. Paths are absolute inside the volume ("/" is the root). */
+int tux3_lookup(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		size_t len, tux3_ino_t *ino);
+int tux3_lookup_path(struct tux3_volume *vol, const char *path,
+		     tux3_ino_t *ino);
+int tux3_stat(struct tux3_volume *vol, tux3_ino_t ino, struct tux3_stat *st);
+
+/* Directory entry types as stored on disk. */
+enum {
+	TUX3_DT_UNKNOWN = 0, TUX3_DT_REG = 1, TUX3_DT_DIR = 2, TUX3_DT_CHR = 3,
+	TUX3_DT_BLK = 4, TUX3_DT_FIFO = 5, TUX3_DT_SOCK = 6, TUX3_DT_LNK = 7,
+};
+
+/* Called per live entry; a non-zero return stops the walk and is
+ * returned by tux3_readdir().  pos is the entry's byte offset. */
+typedef int (*tux3_filldir_t)(void *ctx, const char *name, unsigned len,
+			      tux3_ino_t ino, unsigned type, uint64_t pos);
+int tux3_readdir(struct tux3_volume *vol, tux3_ino_t dir,
+		 tux3_filldir_t filldir, void *ctx);
+
+ssize_t tux3_read(struct tux3_volume *vol, tux3_ino_t ino, void *buf,
+		  size_t len, uint64_t pos);
+/* Target without the stored trailing NUL; result NUL-terminated. */
+ssize_t tux3_readlink(struct tux3_volume *vol, tux3_ino_t ino, char *buf,
+		      size_t len);
+
+/* File map: one call per extent or hole run, in logical order. physical 0
+ * means a hole.  Stops early on a non-zero return. */
+typedef int (*tux3_extent_fn)(void *ctx, uint64_t logical,
+			      tux3_block_t physical, uint64_t count,
+			      uint32_t version);
+int tux3_map_extents(struct tux3_volume *vol, tux3_ino_t ino,
+		     tux3_extent_fn fn, void *ctx);
+
+/* Xattrs: names are full ("user.foo"). */
+typedef int (*tux3_xattr_fn)(void *ctx, const char *name,
+			     const void *value, unsigned size);
+int tux3_listxattr(struct tux3_volume *vol, tux3_ino_t ino,
+		   tux3_xattr_fn fn, void *ctx);
+ssize_t tux3_getxattr(struct tux3_volume *vol, tux3_ino_t ino,
+		      const char *name, void *buf, size_t size);
+
+/* Orphans found by replay (inodes with no link still holding space). */
+unsigned tux3_orphan_count(const struct tux3_volume *vol);
+tux3_ino_t tux3_orphan(const struct tux3_volume *vol, unsigned i);
+
+/* Free space after replay */
+int tux3_block_is_used(struct tux3_volume *vol, tux3_block_t block);
+
+const char *tux3_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

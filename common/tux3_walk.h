@@ -1,0 +1,78 @@
+/*
+ * libtux3 volume walker: one traversal of everything reachable, shared by
+ * fsck, tux3debug, tux3dot and the image tool.  Each tool is a visitor: it
+ * fills the callbacks it cares about (all optional) and gets decoded
+ * structures with the block they came from.
+ *
+ * Order: superblock; log chain (oldest first) and its records; inode table
+ * (bnodes, ileaves, and for each inode its attributes, data tree, extents
+ * and, for directories, entries); orphan table.  A structure that fails
+ * validation is reported through .error and skipped; the walk goes on.
+ * A callback returning <0 stops the walk; an inode callback returning >0
+ * skips that inode's children.
+ */
+#ifndef TUX3_WALK_H
+#define TUX3_WALK_H
+
+#include "tux3.h"
+
+enum tux3_tree { TUX3_TREE_ITREE, TUX3_TREE_OTREE, TUX3_TREE_DTREE };
+
+struct tux3_logrec_info {
+	unsigned code;
+	const char *name;
+	unsigned offset, size;
+	int live;		/* after the latest UNIFY: replayed */
+	char text[160];		/* decoded, e.g. "BALLOC count 1, block 63" */
+};
+
+struct tux3_node_info {
+	enum tux3_tree tree;
+	tux3_ino_t owner;	/* inode of a dtree; 0 for itree/otree */
+	tux3_block_t block;
+	int level;		/* 0 = root */
+	unsigned count;		/* entries */
+	uint64_t lo, hi;	/* key range from the parent */
+	int replayed;		/* image rebuilt from the log (disk copy stale) */
+	unsigned used_bytes;
+	const uint64_t *keys, *children;	/* bnodes only, count each */
+};
+
+struct tux3_attr_desc {
+	unsigned kind, version, offset, size;
+	const char *name;
+};
+
+struct tux3_walk_ops {
+	int (*super)(void *ctx, const struct tux3_super_info *sb);
+	int (*logblock)(void *ctx, unsigned index, tux3_block_t block,
+			unsigned bytes, tux3_block_t logchain);
+	int (*logrec)(void *ctx, tux3_block_t block,
+		      const struct tux3_logrec_info *rec);
+	int (*bnode)(void *ctx, const struct tux3_node_info *node);
+	int (*leaf)(void *ctx, const struct tux3_node_info *leaf);
+	int (*inode)(void *ctx, const struct tux3_stat *st,
+		     tux3_block_t leafblock, unsigned bloblen);
+	int (*attr)(void *ctx, tux3_ino_t ino,
+		    const struct tux3_attr_desc *attr);
+	int (*extent)(void *ctx, tux3_ino_t ino, uint64_t logical,
+		      tux3_block_t physical, uint64_t count, uint32_t version,
+		      tux3_block_t leafblock);
+	int (*dirent)(void *ctx, tux3_ino_t dir, const char *name,
+		      unsigned len, tux3_ino_t ino, unsigned type,
+		      uint64_t pos, tux3_block_t block);
+	int (*orphan)(void *ctx, tux3_ino_t ino, int in_otree);
+	/* a structure failed validation; the walk skips it and goes on */
+	int (*error)(void *ctx, const struct tux3_error *err);
+};
+
+/* Returns 0, the first callback's negative value, or -EUCLEAN if any
+ * structure was skipped as invalid (after reporting it). */
+int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+	      void *ctx);
+
+/* Only the log chain and its records (logblock and logrec callbacks). */
+int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		  void *ctx);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * The volume: open (superblock, then replay), close, errors, statfs.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "internal.h"
+
+#ifndef TUX3_VERSION
+#define TUX3_VERSION "0.1"
+#endif
+
+const char *tux3_version(void)
+{
+	return TUX3_VERSION;
+}
+
+int vol_error(struct tux3_volume *vol, int err, uint64_t block,
+	      uint64_t inum, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	/* keep the first, most specific, error of an operation */
+	if (vol->error.err)
+		return vol->error.err;
+	vol->error.err = err < 0 ? err : -EIO;
+	vol->error.block = block;
+	vol->error.inum = inum;
+	vol->error.offset = offset;
+	va_start(ap, fmt);
+	vsnprintf(vol->error.what, sizeof(vol->error.what), fmt, ap);
+	va_end(ap);
+	return vol->error.err;
+}
+
+void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char **n = realloc(vol->warnings,
+			   (vol->nwarnings + 1) * sizeof(*n));
+	if (!n)
+		return;
+	vol->warnings = n;
+	vol->warnings[vol->nwarnings] = strdup(buf);
+	if (vol->warnings[vol->nwarnings])
+		vol->nwarnings++;
+}
+
+unsigned tux3_warning_count(const struct tux3_volume *vol)
+{
+	return vol->nwarnings;
+}
+
+const char *tux3_warning(const struct tux3_volume *vol, unsigned i)
+{
+	return i < vol->nwarnings ? vol->warnings[i] : NULL;
+}
+
+const struct tux3_error *tux3_last_error(const struct tux3_volume *vol)
+{
+	return &vol->error;
+}
+
+void tux3_clear_error(struct tux3_volume *vol)
+{
+	memset(&vol->error, 0, sizeof(vol->error));
+	vol->error.block = vol->error.inum = vol->error.offset = TUX3_NONE;
+}
+
+static const char *format_error(const struct tux3_error *e, char *buf,
+				size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	if (e->block != TUX3_NONE)
+		n += (size_t)snprintf(buf + n, len - n, "block %" PRIu64 ": ",
+				      e->block);
+	if (n < len && e->inum != TUX3_NONE)
+		n += (size_t)snprintf(buf + n, len - n, "inode %" PRIu64 ": ",
+				      e->inum);
+	if (n < len && e->offset != TUX3_NONE)
+		n += (size_t)snprintf(buf + n, len - n, "offset %" PRIu64 ": ",
+				      e->offset);
+	if (n < len)
+		snprintf(buf + n, len - n, "%s", e->what[0] ? e->what :
+			 strerror(-e->err));
+	return buf;
+}
+
+const char *tux3_error_text(const struct tux3_volume *vol, char *buf,
+			    size_t len)
+{
+	return format_error(&vol->error, buf, len);
+}
+
+int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
+{
+	bool dropped;
+	if (block < vol->reserved_blocks || block >= vol->volblocks)
+		return vol_error(vol, -EUCLEAN, block, TUX3_NONE, TUX3_NONE,
+				 "block %" PRIu64 " is outside the volume's "
+				 "usable range %" PRIu64 "..%" PRIu64, block,
+				 vol->reserved_blocks, vol->volblocks - 1);
+	const uint8_t *ov = overlay_find(&vol->overlay, block, &dropped);
+	if (ov) {
+		memcpy(buf, ov, vol->blocksize);
+		return 0;
+	}
+	int err = dev_pread(&vol->dev, buf, vol->blocksize,
+			    block << vol->blockbits);
+	if (err)
+		return vol_error(vol, err, block, TUX3_NONE, TUX3_NONE,
+				 "cannot read block: %s", strerror(-err));
+	return 0;
+}
+
+static int count_free_ondisk(struct tux3_volume *vol)
+{
+	/* without replay, free space is what the on-disk bitmap says */
+	uint64_t used = 0;
+	for (uint64_t b = 0; b < vol->volblocks; b++) {
+		int r = bitmap_test(vol, b);
+		if (r < 0)
+			return r;
+		used += (uint64_t)r;
+	}
+	vol->freeblocks = vol->volblocks - used;
+	return 0;
+}
+
+static int volume_load(struct tux3_volume *vol)
+{
+	int err = dev_pread(&vol->dev, vol->sbraw, TUX3_SB_LEN, TUX3_SB_OFFSET);
+	if (err)
+		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "cannot read the superblock (device too "
+				 "small?)");
+	super_decode(vol->sbraw, &vol->super);
+	if ((err = super_check(vol)))
+		return err;
+	vol->iroot = root_unpack(vol->super.iroot);
+	vol->oroot = root_unpack(vol->super.oroot);
+	vol->freeblocks = vol->volblocks;
+	vol->scratch = malloc(vol->blocksize);
+	if (!vol->scratch)
+		return -ENOMEM;
+
+	if (vol->mode == TUX3_OPEN_NOREPLAY) {
+		if ((err = bitmap_init(vol)) || (err = count_free_ondisk(vol)))
+			return err;
+		return orphans_resolve(vol);
+	}
+	if ((err = replay_load_log(vol)) || (err = replay_stage1(vol)) ||
+	    (err = bitmap_init(vol)) || (err = replay_stage2(vol)) ||
+	    (err = orphans_resolve(vol)))
+		return err;
+	vol->replayed = true;
+	return 0;
+}
+
+int tux3_open_err(const char *path, enum tux3_open_mode mode,
+		  struct tux3_volume **volp, char *errbuf, size_t errlen)
+{
+	char devmsg[512] = "";
+	struct tux3_volume *vol;
+	int err;
+
+	*volp = NULL;
+	if (errlen)
+		errbuf[0] = 0;
+	if (mode == TUX3_OPEN_RDWR) {
+		snprintf(errbuf, errlen, "%s: read-write open needs the write "
+			 "path, which this build does not have", path);
+		return -EROFS;
+	}
+	vol = calloc(1, sizeof(*vol));
+	if (!vol)
+		return -ENOMEM;
+	vol->mode = mode;
+	tux3_clear_error(vol);
+	err = dev_open(&vol->dev, path, mode == TUX3_OPEN_RDWR_NORECOVER,
+		       devmsg, sizeof(devmsg));
+	if (err) {
+		snprintf(errbuf, errlen, "%s", devmsg);
+		free(vol);
+		return err;
+	}
+	err = volume_load(vol);
+	if (err) {
+		char text[400];
+		snprintf(errbuf, errlen, "%s: %s", path,
+			 vol->error.err ? tux3_error_text(vol, text,
+							  sizeof(text)) :
+			 strerror(-err));
+		tux3_close(vol);
+		return err;
+	}
+	*volp = vol;
+	return 0;
+}
+
+int tux3_open(const char *path, enum tux3_open_mode mode,
+	      struct tux3_volume **volp)
+{
+	char msg[8];
+	return tux3_open_err(path, mode, volp, msg, sizeof(msg));
+}
+
+void tux3_close(struct tux3_volume *vol)
+{
+	if (!vol)
+		return;
+	for (unsigned i = 0; i < vol->logcount && vol->log; i++)
+		free(vol->log[i].data);
+	free(vol->log);
+	overlay_free(&vol->overlay);
+	bitmap_free(&vol->bitmap);
+	if (vol->has_bitmap_inode)
+		inode_free(&vol->bitmap_inode);
+	atable_free(&vol->atoms);
+	orphan_set_free(&vol->orphans);
+	orphan_set_free(&vol->log_orphans);
+	orphan_set_free(&vol->otree_deletes);
+	free(vol->deunify);
+	for (unsigned i = 0; i < vol->nwarnings; i++)
+		free(vol->warnings[i]);
+	free(vol->warnings);
+	free(vol->scratch);
+	dev_close(&vol->dev);
+	free(vol);
+}
+
+void tux3_super_info(const struct tux3_volume *vol,
+		     struct tux3_super_info *info)
+{
+	const struct disksuper *sb = &vol->super;
+	memcpy(info->magic, sb->magic, 8);
+	info->birthdate = sb->birthdate;
+	info->flags = sb->flags;
+	info->blockbits = sb->blockbits;
+	info->blocksize = vol->blocksize;
+	info->volblocks = sb->volblocks;
+	info->iroot = sb->iroot;
+	info->oroot = sb->oroot;
+	info->usedinodes = sb->usedinodes;
+	info->nextblock = sb->nextblock;
+	info->atomdictsize = sb->atomdictsize;
+	info->freeatom = sb->freeatom;
+	info->atomgen = sb->atomgen;
+	info->logchain = sb->logchain;
+	info->logcount = sb->logcount;
+	info->freeblocks = vol->freeblocks;
+	info->live_iroot = root_pack(vol->iroot);
+	info->replayed = vol->replayed;
+}
+
+int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
+{
+	st->bsize = vol->blocksize;
+	st->blocks = vol->volblocks;
+	st->bfree = vol->freeblocks;
+	st->files = vol->super.usedinodes;
+	st->ffree = TUX3_KEY_LIMIT - vol->super.usedinodes;
+	st->namelen = 255;
+	return 0;
+}

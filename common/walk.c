@@ -1,0 +1,331 @@
+/*
+ * The volume walker (see tux3_walk.h).  Built on btree_traverse(), the
+ * attribute decoder, filemap_walk() and dir_iterate(): it adds no parsing
+ * of its own, only the order of the visit and error containment.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "internal.h"
+#include "tux3_walk.h"
+
+struct walk {
+	struct tux3_volume *vol;
+	const struct tux3_walk_ops *ops;
+	void *ctx;
+	bool bad;		/* something was skipped as invalid */
+	int stop;		/* a callback's negative return */
+	tux3_ino_t inum;	/* inode being visited */
+	uint64_t *keys, *children;
+};
+
+/* A validation error: report it, forget it, go on. */
+static int contain(struct walk *w, int err)
+{
+	if (err >= 0)
+		return err;
+	if (err == -ENOMEM)
+		return err;
+	w->bad = true;
+	if (!w->vol->error.err)
+		vol_error(w->vol, err, TUX3_NONE, w->inum, TUX3_NONE, "%s",
+			  strerror(-err));
+	int r = w->ops->error ? w->ops->error(w->ctx, &w->vol->error) : 0;
+	tux3_clear_error(w->vol);
+	return r < 0 ? r : 0;
+}
+
+static int walk_log(struct walk *w)
+{
+	struct tux3_volume *vol = w->vol;
+	struct logrec rec;
+
+	for (unsigned i = 0; i < vol->logcount; i++) {
+		struct logblk *lb = &vol->log[i];
+		unsigned end = LOG_HEADER_SIZE + lb->head.bytes;
+		int r = 0;
+		if (w->ops->logblock)
+			r = w->ops->logblock(w->ctx, i, lb->blocknr,
+					     lb->head.bytes, lb->head.logchain);
+		if (r < 0)
+			return r;
+		for (unsigned off = LOG_HEADER_SIZE; off < end && w->ops->logrec;) {
+			unsigned size = log_decode_record(lb->data, off, end,
+							  &rec);
+			if (!size)
+				break;	/* checked at load */
+			struct tux3_logrec_info info = {
+				.code = rec.code,
+				.name = log_code_name(rec.code),
+				.offset = off, .size = size,
+				.live = vol->unify_index < 0 ||
+					(int)i > vol->unify_index ||
+					((int)i == vol->unify_index &&
+					 off >= vol->unify_offset),
+			};
+			log_format_record(&rec, info.text, sizeof(info.text));
+			if ((r = w->ops->logrec(w->ctx, lb->blocknr, &info)) < 0)
+				return r;
+			off += size;
+		}
+	}
+	return 0;
+}
+
+static unsigned leaf_used(const struct tux3_volume *vol, const uint8_t *leaf,
+			  unsigned magic)
+{
+	if (magic == TUX3_MAGIC_DLEAF)
+		return DLEAF_HEADER + DLEAF_ENTRY * dleaf_count(leaf);
+	unsigned count = ileaf_count(leaf);
+	unsigned end = count ? be16(leaf + vol->blocksize - 2 * count) : 0;
+	return ILEAF_HEADER + end + 2 * count;
+}
+
+static enum tux3_tree tree_of(const struct btree *bt)
+{
+	return bt->ops == &itree_ops ? TUX3_TREE_ITREE :
+	       bt->ops == &otree_ops ? TUX3_TREE_OTREE : TUX3_TREE_DTREE;
+}
+
+static int visit_bnode(void *ctx, struct btree *bt, int level,
+		       uint64_t blocknr, const uint8_t *buf, uint64_t lo,
+		       uint64_t hi)
+{
+	struct walk *w = ctx;
+	if (!w->ops->bnode)
+		return 0;
+	unsigned count = bnode_count(buf);
+	for (unsigned i = 0; i < count; i++) {
+		w->keys[i] = bnode_key(buf, i);
+		w->children[i] = bnode_child(buf, i);
+	}
+	struct tux3_node_info n = {
+		.tree = tree_of(bt), .owner = bt->owner, .block = blocknr,
+		.level = level, .count = count, .lo = lo, .hi = hi,
+		.replayed = overlay_find(&w->vol->overlay, blocknr, NULL) != NULL,
+		.used_bytes = BNODE_HEADER + BNODE_ENTRY * count,
+		.keys = w->keys, .children = w->children,
+	};
+	return w->ops->bnode(w->ctx, &n);
+}
+
+static int visit_bad(void *ctx, struct btree *bt, int level, uint64_t blocknr,
+		     int err)
+{
+	(void)bt; (void)level; (void)blocknr;
+	return contain(ctx, err);
+}
+
+static int leaf_callback(struct walk *w, struct btree *bt, uint64_t blocknr,
+			 const uint8_t *leaf, uint64_t lo, uint64_t hi)
+{
+	if (!w->ops->leaf)
+		return 0;
+	unsigned magic = be16(leaf);
+	struct tux3_node_info n = {
+		.tree = tree_of(bt), .owner = bt->owner, .block = blocknr,
+		.level = (int)bt->root.depth - 1,
+		.count = magic == TUX3_MAGIC_DLEAF ? dleaf_count(leaf) :
+			 ileaf_count(leaf),
+		.lo = lo, .hi = hi,
+		.replayed = overlay_find(&w->vol->overlay, blocknr, NULL) != NULL,
+		.used_bytes = leaf_used(w->vol, leaf, magic),
+	};
+	return w->ops->leaf(w->ctx, &n);
+}
+
+static int visit_dleaf(void *ctx, struct btree *bt, uint64_t blocknr,
+		       const uint8_t *leaf, uint64_t lo, uint64_t hi)
+{
+	struct walk *w = ctx;
+	int r = leaf_callback(w, bt, blocknr, leaf, lo, hi);
+	if (r < 0 || !w->ops->extent)
+		return r;
+	unsigned count = dleaf_count(leaf);
+	struct dleaf_entry e, next;
+	for (unsigned i = 0; i + 1 < count; i++) {
+		dleaf_entry_get(leaf, i, &e);
+		dleaf_entry_get(leaf, i + 1, &next);
+		r = w->ops->extent(w->ctx, bt->owner, e.logical, e.physical,
+				   next.logical - e.logical, e.version,
+				   blocknr);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int visit_attr(struct tux3_volume *vol, void *ctx,
+		      const struct attr_info *a)
+{
+	struct walk *w = ctx;
+	(void)vol;
+	struct tux3_attr_desc d = { a->kind, a->version, a->offset, a->size,
+				    iattr_kind_name(a->kind) };
+	return w->ops->attr(w->ctx, w->inum, &d);
+}
+
+static int visit_dirent(void *ctx, const struct dirent_info *d)
+{
+	struct walk *w = ctx;
+	return w->ops->dirent(w->ctx, w->inum, d->name, d->name_len, d->inum,
+			      d->type, d->pos, d->blocknr);
+}
+
+static int walk_inode_data(struct walk *w, struct inode *inode)
+{
+	static const struct btree_visit dvisit = {
+		.bnode = visit_bnode, .leaf = visit_dleaf, .bad = visit_bad,
+	};
+	struct tux3_volume *vol = w->vol;
+	struct root r = root_unpack(inode->dtree);
+	int err = 0;
+
+	if (w->ops->attr)
+		err = contain(w, iattr_decode(vol, inode, visit_attr, w));
+	if (err < 0 || !inode->dtree)
+		return err;
+	if (r.direct) {
+		if (w->ops->extent)
+			err = w->ops->extent(w->ctx, inode->inum, 0, r.block,
+					     r.count, 0, 0);
+	} else {
+		struct btree bt = { .vol = vol, .root = r, .ops = &dtree_ops,
+				    .owner = inode->inum };
+		err = btree_traverse(&bt, &dvisit, w);
+		if (err == -EUCLEAN)
+			err = 0;	/* already reported through .bad */
+	}
+	if (err < 0)
+		return err;
+	if (S_ISDIR(inode->mode) && w->ops->dirent)
+		err = contain(w, dir_iterate(vol, inode, visit_dirent, w));
+	return err;
+}
+
+static int visit_ileaf(void *ctx, struct btree *bt, uint64_t blocknr,
+		       const uint8_t *leaf, uint64_t lo, uint64_t hi)
+{
+	struct walk *w = ctx;
+	struct tux3_volume *vol = w->vol;
+	int r = leaf_callback(w, bt, blocknr, leaf, lo, hi);
+	if (r < 0)
+		return r;
+	uint64_t ibase = ileaf_ibase(leaf);
+	unsigned count = ileaf_count(leaf);
+	/* the blob pointers below are into `leaf`, a buffer of the traversal
+	 * that nothing under this call reuses (dtrees get their own) */
+	for (unsigned k = 0; k < count; k++) {
+		const uint8_t *blob;
+		unsigned len;
+		struct inode inode;
+		uint64_t blocks = 0;
+		ileaf_blob(leaf, vol->blocksize, ibase + k, &blob, &len);
+		if (!len)
+			continue;
+		w->inum = ibase + k;
+		r = inode_from_blob(vol, ibase + k, blob, len, blocknr, &inode);
+		if (r) {
+			if ((r = contain(w, r)) < 0)
+				return r;
+			continue;
+		}
+		if (w->ops->inode) {
+			struct tux3_stat st;
+			if (inode_count_blocks(vol, &inode, &blocks))
+				tux3_clear_error(vol);	/* reported below */
+			inode_to_stat(vol, &inode, &st, blocks);
+			r = w->ops->inode(w->ctx, &st, blocknr, len);
+		}
+		if (!r)
+			r = walk_inode_data(w, &inode);
+		inode_free(&inode);
+		w->inum = TUX3_NONE;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int visit_oleaf(void *ctx, struct btree *bt, uint64_t blocknr,
+		       const uint8_t *leaf, uint64_t lo, uint64_t hi)
+{
+	struct walk *w = ctx;
+	int r = leaf_callback(w, bt, blocknr, leaf, lo, hi);
+	if (r < 0 || !w->ops->orphan)
+		return r;
+	uint64_t ibase = ileaf_ibase(leaf);
+	for (unsigned k = 0; k < ileaf_count(leaf); k++) {
+		const uint8_t *blob;
+		unsigned len;
+		ileaf_blob(leaf, w->vol->blocksize, ibase + k, &blob, &len);
+		if (len && (r = w->ops->orphan(w->ctx, ibase + k, 1)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+	      void *ctx)
+{
+	static const struct btree_visit ivisit = {
+		.bnode = visit_bnode, .leaf = visit_ileaf, .bad = visit_bad,
+	};
+	static const struct btree_visit ovisit = {
+		.bnode = visit_bnode, .leaf = visit_oleaf, .bad = visit_bad,
+	};
+	unsigned cap = bnode_capacity(vol->blocksize);
+	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
+			  .inum = TUX3_NONE };
+	int r = 0;
+
+	w.keys = malloc(cap * sizeof(*w.keys));
+	w.children = malloc(cap * sizeof(*w.children));
+	if (!w.keys || !w.children) {
+		r = -ENOMEM;
+		goto out;
+	}
+	tux3_clear_error(vol);
+	if (ops->super) {
+		struct tux3_super_info info;
+		tux3_super_info(vol, &info);
+		if ((r = ops->super(ctx, &info)) < 0)
+			goto out;
+	}
+	if ((r = walk_log(&w)) < 0)
+		goto out;
+	struct btree it = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
+	r = btree_traverse(&it, &ivisit, &w);
+	if (r < 0 && r != -EUCLEAN)
+		goto out;
+	if (vol->super.oroot) {
+		struct btree ot = { .vol = vol, .root = vol->oroot,
+				    .ops = &otree_ops };
+		r = btree_traverse(&ot, &ovisit, &w);
+		if (r < 0 && r != -EUCLEAN)
+			goto out;
+	}
+	r = 0;
+	if (ops->orphan) {
+		/* orphans known only from the log (not yet in the otree) */
+		for (unsigned i = 0; i < vol->log_orphans.count; i++)
+			if ((r = ops->orphan(ctx, vol->log_orphans.inums[i],
+					     0)) < 0)
+				goto out;
+	}
+out:
+	free(w.keys);
+	free(w.children);
+	if (r < 0)
+		return r;
+	return w.bad ? -EUCLEAN : 0;
+}
+
+int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		  void *ctx)
+{
+	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
+			  .inum = TUX3_NONE };
+	return walk_log(&w);
+}

@@ -1,0 +1,348 @@
+/*
+ * manifest: the subtree as TSV rows in the oracle manifest format
+ *   path type mode uid gid size nlink sha256|target|rdev xattrs
+ * sorted bytewise by path; straight from the library's read API.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <openssl/evp.h>
+#include "debugfs.h"
+
+char manifest_type(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return 'f';
+	case S_IFDIR: return 'd';
+	case S_IFLNK: return 'l';
+	case S_IFIFO: return 'p';
+	case S_IFCHR: return 'c';
+	case S_IFBLK: return 'b';
+	case S_IFSOCK: return 's';
+	}
+	return '?';
+}
+
+int file_sha256(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size,
+		char hex[65])
+{
+	static unsigned char buf[1 << 20];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	int err = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		EVP_MD_CTX_free(ctx);
+		return -ENOMEM;
+	}
+	for (uint64_t pos = 0; pos < size;) {
+		ssize_t n = tux3_read(vol, ino, buf, sizeof(buf), pos);
+		if (n <= 0) {
+			err = n < 0 ? (int)n : -EIO;
+			break;
+		}
+		EVP_DigestUpdate(ctx, buf, (size_t)n);
+		pos += (uint64_t)n;
+	}
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
+	for (unsigned i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	hex[64] = 0;
+	return err;
+}
+
+/* A growable string */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int sb_add(struct sbuf *b, const char *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t ncap = (b->len + n + 1) * 2;
+		char *s = realloc(b->s, ncap);
+		if (!s)
+			return -ENOMEM;
+		b->s = s;
+		b->cap = ncap;
+	}
+	memcpy(b->s + b->len, p, n);
+	b->len += n;
+	b->s[b->len] = 0;
+	return 0;
+}
+
+static int sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n < sizeof(tmp))
+		return sb_add(b, tmp, (size_t)n);
+	char *big = malloc((size_t)n + 1);
+	if (!big)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	int err = sb_add(b, big, (size_t)n);
+	free(big);
+	return err;
+}
+
+struct xattr_item {
+	char *name;
+	unsigned char *value;
+	unsigned size;
+};
+
+struct xattr_list {
+	struct xattr_item *items;
+	unsigned count, cap;
+};
+
+static int collect_xattr(void *ctx, const char *name, const void *value,
+			 unsigned size)
+{
+	struct xattr_list *l = ctx;
+	if (l->count == l->cap) {
+		unsigned ncap = l->cap ? l->cap * 2 : 8;
+		void *n = realloc(l->items, ncap * sizeof(*l->items));
+		if (!n)
+			return -ENOMEM;
+		l->items = n;
+		l->cap = ncap;
+	}
+	struct xattr_item *it = &l->items[l->count];
+	it->name = strdup(name);
+	it->value = malloc(size ? size : 1);
+	if (!it->name || !it->value) {
+		free(it->name);
+		free(it->value);
+		return -ENOMEM;
+	}
+	memcpy(it->value, value, size);
+	it->size = size;
+	l->count++;
+	return 0;
+}
+
+static int cmp_xattr(const void *a, const void *b)
+{
+	return strcmp(((const struct xattr_item *)a)->name,
+		      ((const struct xattr_item *)b)->name);
+}
+
+static void xattr_list_free(struct xattr_list *l)
+{
+	for (unsigned i = 0; i < l->count; i++) {
+		free(l->items[i].name);
+		free(l->items[i].value);
+	}
+	free(l->items);
+}
+
+struct manifest {
+	struct shell *sh;
+	char **rows;
+	size_t count, cap;
+	int failed;
+};
+
+static int add_row(struct manifest *m, struct sbuf *row)
+{
+	if (m->count == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 256;
+		char **n = realloc(m->rows, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->rows = n;
+		m->cap = ncap;
+	}
+	m->rows[m->count++] = row->s;
+	row->s = NULL;
+	return 0;
+}
+
+/* One row; recursion into directories is done by the caller. */
+static int manifest_row(struct manifest *m, const char *path, tux3_ino_t ino,
+			struct tux3_stat *st)
+{
+	struct tux3_volume *vol = m->sh->vol;
+	struct sbuf row = { 0 };
+	struct xattr_list xl = { 0 };
+	int err = tux3_stat(vol, ino, st);
+	if (err)
+		return err;
+	err = sb_printf(&row, "%s\t%c\t%04o\t%u\t%u\t%" PRIu64 "\t%u\t", path,
+			manifest_type(st->mode), st->mode & 07777, st->uid,
+			st->gid, st->size, st->nlink);
+	if (err)
+		goto out;
+	if (S_ISREG(st->mode)) {
+		char hex[65];
+		if ((err = file_sha256(vol, ino, st->size, hex)))
+			goto out;
+		err = sb_add(&row, hex, 64);
+	} else if (S_ISLNK(st->mode)) {
+		char target[65537];
+		ssize_t n = tux3_readlink(vol, ino, target, sizeof(target));
+		if (n < 0) {
+			err = (int)n;
+			goto out;
+		}
+		err = sb_add(&row, target, (size_t)n);
+	} else if (S_ISCHR(st->mode) || S_ISBLK(st->mode)) {
+		err = sb_printf(&row, "%u:%u", st->rdev_major, st->rdev_minor);
+	} else {
+		err = sb_add(&row, "-", 1);
+	}
+	if (!err)
+		err = sb_add(&row, "\t", 1);
+	if (!err)
+		err = tux3_listxattr(vol, ino, collect_xattr, &xl);
+	if (err)
+		goto out;
+	if (!xl.count) {
+		err = sb_add(&row, "-", 1);
+	} else {
+		qsort(xl.items, xl.count, sizeof(*xl.items), cmp_xattr);
+		for (unsigned i = 0; i < xl.count && !err; i++) {
+			err = sb_printf(&row, "%s%s=", i ? "," : "",
+					xl.items[i].name);
+			for (unsigned j = 0; j < xl.items[i].size && !err; j++)
+				err = sb_printf(&row, "%02x", xl.items[i].value[j]);
+		}
+	}
+	if (!err)
+		err = add_row(m, &row);
+out:
+	xattr_list_free(&xl);
+	free(row.s);
+	return err;
+}
+
+struct child {
+	char *name;
+	tux3_ino_t ino;
+};
+struct children {
+	struct child *v;
+	size_t count, cap;
+};
+
+static int collect_child(void *ctx, const char *name, unsigned len,
+			 tux3_ino_t ino, unsigned type, uint64_t pos)
+{
+	struct children *c = ctx;
+	(void)type; (void)pos;
+	if (c->count == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 32;
+		void *n = realloc(c->v, ncap * sizeof(*c->v));
+		if (!n)
+			return -ENOMEM;
+		c->v = n;
+		c->cap = ncap;
+	}
+	c->v[c->count].name = strndup(name, len);
+	if (!c->v[c->count].name)
+		return -ENOMEM;
+	c->v[c->count++].ino = ino;
+	return 0;
+}
+
+static void children_free(struct children *c)
+{
+	for (size_t i = 0; i < c->count; i++)
+		free(c->v[i].name);
+	free(c->v);
+}
+
+static int manifest_tree(struct manifest *m, const char *path,
+			 tux3_ino_t ino, unsigned depth)
+{
+	struct tux3_stat st;
+	int err = manifest_row(m, path, ino, &st);
+	if (err) {
+		sh_volerr(m->sh, path, err);
+		m->failed = 1;
+		return err == -ENOMEM ? err : 0;
+	}
+	if (!S_ISDIR(st.mode))
+		return 0;
+	if (depth > 4096) {
+		sh_err(m->sh, "%s: directory nesting too deep (loop?)", path);
+		m->failed = 1;
+		return 0;
+	}
+	struct children ch = { 0 };
+	err = tux3_readdir(m->sh->vol, ino, collect_child, &ch);
+	if (err) {
+		sh_volerr(m->sh, path, err);
+		m->failed = 1;
+	}
+	for (size_t i = 0; i < ch.count && err != -ENOMEM; i++) {
+		size_t plen = strlen(path);
+		char *sub = malloc(plen + strlen(ch.v[i].name) + 2);
+		if (!sub) {
+			err = -ENOMEM;
+			break;
+		}
+		sprintf(sub, "%s%s%s", path, path[plen - 1] == '/' ? "" : "/",
+			ch.v[i].name);
+		err = manifest_tree(m, sub, ch.v[i].ino, depth + 1);
+		free(sub);
+	}
+	children_free(&ch);
+	return err == -ENOMEM ? err : 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_manifest(struct shell *sh, int argc, char **argv)
+{
+	struct manifest m = { .sh = sh };
+	tux3_ino_t ino;
+	char path[8300];
+
+	if (argc > 2)
+		return sh_err(sh, "usage: manifest [PATH]");
+	const char *arg = argc == 2 ? argv[1] : "/";
+	if (sh_resolve(sh, arg, &ino))
+		return 1;
+	if (arg[0] == '/')
+		snprintf(path, sizeof(path), "%s", arg);
+	else
+		snprintf(path, sizeof(path), "%s%s%s", sh->cwdpath,
+			 strcmp(sh->cwdpath, "/") ? "/" : "", arg);
+	size_t plen = strlen(path);
+	while (plen > 1 && path[plen - 1] == '/')
+		path[--plen] = 0;
+	int err = manifest_tree(&m, path, ino, 0);
+	if (err == -ENOMEM)
+		sh_err(sh, "manifest: out of memory");
+	qsort(m.rows, m.count, sizeof(*m.rows), cmp_row);
+	fprintf(sh->out, "#path\ttype\tmode\tuid\tgid\tsize\tnlink\t"
+		"sha256|target|rdev\txattrs\n");
+	for (size_t i = 0; i < m.count; i++) {
+		fprintf(sh->out, "%s\n", m.rows[i]);
+		free(m.rows[i]);
+	}
+	free(m.rows);
+	return m.failed || err;
+}

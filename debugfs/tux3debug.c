@@ -1,0 +1,188 @@
+/*
+ * tux3debug: inspect a Tux3 volume, in batch (-R, -f, stdin) or
+ * interactively.  Read-only unless a later build adds -w.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+#include "debugfs.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tux3debug [-c] [-R command] [-f script|-] [-V] "
+		"[DEVICE]\n"
+		"  -c          open without replaying the log (damaged log)\n"
+		"  -R command  run one command and exit\n"
+		"  -f script   run the commands in script ('-' = stdin)\n"
+		"  -V          print the version and exit\n");
+}
+
+int sh_err(struct shell *sh, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "tux3debug: %s", sh->where ? sh->where : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+void sh_warn(struct shell *sh, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "tux3debug: %swarning: ", sh->where ? sh->where : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int sh_volerr(struct shell *sh, const char *what, int err)
+{
+	char text[512];
+	const struct tux3_error *e = sh->vol ? tux3_last_error(sh->vol) : NULL;
+	if (e && e->err) {
+		sh_err(sh, "%s: %s", what, tux3_error_text(sh->vol, text,
+							     sizeof(text)));
+		tux3_clear_error(sh->vol);
+	} else {
+		sh_err(sh, "%s: %s", what, strerror(-err));
+	}
+	return 1;
+}
+
+int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode)
+{
+	char msg[600];
+	int err = tux3_open_err(device, mode, &sh->vol, msg, sizeof(msg));
+	if (err) {
+		sh_err(sh, "%s", msg[0] ? msg : strerror(-err));
+		return 1;
+	}
+	for (unsigned i = 0; i < tux3_warning_count(sh->vol); i++)
+		sh_warn(sh, "%s: %s", device, tux3_warning(sh->vol, i));
+	free(sh->device);
+	sh->device = strdup(device);
+	sh->mode = mode;
+	sh->cwd = TUX3_ROOT_INO;
+	strcpy(sh->cwdpath, "/");
+	return 0;
+}
+
+void sh_close(struct shell *sh)
+{
+	tux3_close(sh->vol);
+	sh->vol = NULL;
+	free(sh->device);
+	sh->device = NULL;
+}
+
+static int run_stream(struct shell *sh, FILE *f, const char *name)
+{
+	char *line = NULL, where[300];
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int failed = 0;
+
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u: ", name, lineno);
+		sh->where = where;
+		if (shell_execute(sh, line))
+			failed = 1;
+	}
+	sh->where = "";
+	free(line);
+	return failed;
+}
+
+static int run_interactive(struct shell *sh)
+{
+	char *line, *histfile = NULL;
+	const char *home = getenv("HOME");
+	int failed = 0;
+
+	if (home && asprintf(&histfile, "%s/.tux3debug_history", home) < 0)
+		histfile = NULL;
+	if (histfile)
+		read_history(histfile);
+	while ((line = readline("tux3debug: ")) != NULL) {
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p) {
+			add_history(p);
+			if (!strcmp(p, "quit") || !strcmp(p, "q")) {
+				free(line);
+				break;
+			}
+			failed |= shell_execute(sh, p);
+		}
+		free(line);
+	}
+	if (histfile) {
+		write_history(histfile);
+		free(histfile);
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	struct shell sh = { .out = stdout, .where = "", .cwd = TUX3_ROOT_INO };
+	enum tux3_open_mode mode = TUX3_OPEN_RDONLY;
+	const char *request = NULL, *script = NULL;
+	int c, status = 0;
+
+	strcpy(sh.cwdpath, "/");
+	while ((c = getopt(argc, argv, "cR:f:Vh")) != -1) {
+		switch (c) {
+		case 'c': mode = TUX3_OPEN_NOREPLAY; break;
+		case 'R': request = optarg; break;
+		case 'f': script = optarg; break;
+		case 'V':
+			printf("tux3debug %s (libtux3 %s)\n", tux3_version(),
+			       tux3_version());
+			return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind + 1 < argc || (request && script)) {
+		usage(stderr);
+		return 2;
+	}
+	if (optind < argc && sh_open(&sh, argv[optind], mode))
+		return 1;
+	sh.mode = mode;
+	if (request) {
+		char *line = strdup(request);
+		status = line ? shell_execute(&sh, line) : 1;
+		free(line);
+	} else if (script) {
+		FILE *f = strcmp(script, "-") ? fopen(script, "r") : stdin;
+		if (!f) {
+			sh_err(&sh, "%s: %s", script, strerror(errno));
+			status = 1;
+		} else {
+			status = run_stream(&sh, f, strcmp(script, "-") ?
+					    script : "stdin");
+			if (f != stdin)
+				fclose(f);
+		}
+	} else if (isatty(0)) {
+		status = run_interactive(&sh);
+	} else {
+		status = run_stream(&sh, stdin, "stdin");
+	}
+	sh_close(&sh);
+	if (fflush(stdout) != 0)
+		status = 1;
+	return status;
+}
