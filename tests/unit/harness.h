@@ -1,0 +1,107 @@
+/*
+ * Minimal unit-test harness: each case runs in a forked child, so a crash
+ * or a sanitizer abort fails that case only.  Output, one line per case:
+ *   PASS suite/case | FAIL suite/case: reason | SKIP suite/case: reason
+ * tests/run.sh counts these lines.
+ *
+ *   TEST(name) { CHECK(expr); CHECK_EQ(a, b); SKIP("why"); }
+ *   int main(void) { return run_tests("suite"); }
+ */
+#ifndef TUX3_TEST_HARNESS_H
+#define TUX3_TEST_HARNESS_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef void (*test_fn)(void);
+struct test_case {
+	const char *name;
+	test_fn fn;
+};
+
+#define MAX_TESTS 256
+static struct test_case test_cases[MAX_TESTS];
+static unsigned test_count;
+
+#define TEST(name) \
+	static void test_##name(void); \
+	__attribute__((constructor)) static void register_##name(void) \
+	{ \
+		if (test_count < MAX_TESTS) \
+			test_cases[test_count++] = \
+				(struct test_case){ #name, test_##name }; \
+	} \
+	static void test_##name(void)
+
+/* exit codes of a child: 0 pass, 77 skip, anything else fail */
+#define CHECK(expr) do { if (!(expr)) { \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #expr); \
+	exit(1); } } while (0)
+#define CHECK_EQ(a, b) do { long long _a = (long long)(a), _b = (long long)(b); \
+	if (_a != _b) { fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
+		__FILE__, __LINE__, #a, _a, #b, _b); exit(1); } } while (0)
+#define SKIP(why) do { fprintf(stderr, "%s\n", why); exit(77); } while (0)
+
+static inline int run_tests(const char *suite)
+{
+	int failed = 0;
+	for (unsigned i = 0; i < test_count; i++) {
+		int pipefd[2];
+		char reason[512] = "";
+		if (pipe(pipefd) < 0)
+			return 2;
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(pipefd[0]);
+			dup2(pipefd[1], 2);
+			test_cases[i].fn();
+			exit(0);
+		}
+		close(pipefd[1]);
+		ssize_t n = read(pipefd[0], reason, sizeof(reason) - 1);
+		char drain[256];
+		while (read(pipefd[0], drain, sizeof(drain)) > 0)
+			;
+		close(pipefd[0]);
+		reason[n > 0 ? n : 0] = 0;
+		char *nl = strchr(reason, '\n');
+		if (nl)
+			*nl = 0;
+		int status;
+		waitpid(pid, &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			printf("PASS %s/%s\n", suite, test_cases[i].name);
+		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+			printf("SKIP %s/%s: %s\n", suite, test_cases[i].name,
+			       reason);
+		} else {
+			failed = 1;
+			if (WIFSIGNALED(status))
+				printf("FAIL %s/%s: signal %d %s\n", suite,
+				       test_cases[i].name, WTERMSIG(status),
+				       reason);
+			else
+				printf("FAIL %s/%s: %s\n", suite,
+				       test_cases[i].name, reason);
+		}
+	}
+	return failed;
+}
+
+/* Path of a decompressed oracle image, or NULL (then the test skips).
+ * tests/run.sh decompresses them into $TUX3_ORACLE_DIR. */
+static inline const char *oracle_image(const char *name, char *buf, size_t len)
+{
+	const char *dir = getenv("TUX3_ORACLE_DIR");
+	if (!dir)
+		return NULL;
+	snprintf(buf, len, "%s/%s.img", dir, name);
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+#endif
