@@ -75,4 +75,10 @@ int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 		  void *ctx);
 
+/* The log chain read without replay, newest block first, stopping at the
+ * first damage (reported through .error, and returned). For volumes opened
+ * with TUX3_OPEN_NOREPLAY; record .live is 0 (replay status unknown). */
+int tux3_scan_log_raw(struct tux3_volume *vol,
+		      const struct tux3_walk_ops *ops, void *ctx);
+
 #endif

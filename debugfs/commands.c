@@ -331,27 +331,31 @@ static int log_rec(void *ctx, tux3_block_t block,
 	struct shell *sh = ctx;
 	(void)block;
 	fprintf(sh->out, "  %4u: %s%s\n", rec->offset, rec->text,
-		rec->live ? "" : "   (before the latest UNIFY: not replayed)");
+		rec->live || !sh->vol_replayed ? "" :
+		"   (before the latest UNIFY: not replayed)");
 	return 0;
 }
 
 static int cmd_log(struct shell *sh, int argc, char **argv)
 {
 	struct tux3_super_info s;
+	struct tux3_walk_ops ops = { .logblock = log_block, .logrec = log_rec };
+	int err;
 	(void)argv;
+
 	if (argc != 1)
 		return sh_err(sh, "usage: log");
 	tux3_super_info(sh->vol, &s);
-	if (!s.replayed) {
-		return sh_err(sh, "log: volume opened without replay (-c); "
-			      "the log was not read");
+	if (s.replayed) {
+		fprintf(sh->out, "logchain %" PRIu64 ", logcount %u (oldest "
+			"first)\n", s.logchain, s.logcount);
+		err = tux3_walk_log(sh->vol, &ops, sh);
+	} else {
+		/* opened with -c: read the chain as far as it is readable */
+		fprintf(sh->out, "logchain %" PRIu64 ", logcount %u (newest "
+			"first, not replayed)\n", s.logchain, s.logcount);
+		err = tux3_scan_log_raw(sh->vol, &ops, sh);
 	}
-	fprintf(sh->out, "logchain %" PRIu64 ", logcount %u (oldest first)\n",
-		s.logchain, s.logcount);
-	struct tux3_walk_ops ops = { .logblock = log_block, .logrec = log_rec };
-	/* walk only the log: stop after it by failing the super callback? no:
-	 * the walker visits log before trees; stop at the first bnode/leaf */
-	int err = tux3_walk_log(sh->vol, &ops, sh);
 	if (err < 0)
 		return sh_volerr(sh, "log", err);
 	for (unsigned i = 0; i < tux3_orphan_count(sh->vol); i++)

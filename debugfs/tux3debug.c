@@ -70,6 +70,7 @@ int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode)
 	free(sh->device);
 	sh->device = strdup(device);
 	sh->mode = mode;
+	sh->vol_replayed = mode != TUX3_OPEN_NOREPLAY;
 	sh->cwd = TUX3_ROOT_INO;
 	strcpy(sh->cwdpath, "/");
 	return 0;
