@@ -103,6 +103,107 @@ static int run_stream(struct shell *sh, FILE *f, const char *name)
 	return failed;
 }
 
+/* Tab completion: command names for the first word, names inside the
+ * volume for the others. */
+static struct shell *completing;
+
+static char *complete_command(const char *text, int state)
+{
+	static const struct command *c;
+	static size_t len;
+	if (!state) {
+		c = commands;
+		len = strlen(text);
+	}
+	while (c->name) {
+		const char *name = (c++)->name;
+		if (!strncmp(name, text, len))
+			return strdup(name);
+	}
+	return NULL;
+}
+
+struct matches {
+	char **v;
+	size_t count, cap;
+	const char *prefix, *dir;
+	size_t plen;
+};
+
+static int add_match(void *ctx, const char *name, unsigned len,
+		     tux3_ino_t ino, unsigned type, uint64_t pos)
+{
+	struct matches *m = ctx;
+	(void)ino; (void)pos;
+	if (len < m->plen || strncmp(name, m->prefix, m->plen))
+		return 0;
+	if (m->count == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 16;
+		char **n = realloc(m->v, ncap * sizeof(*n));
+		if (!n)
+			return 1;
+		m->v = n;
+		m->cap = ncap;
+	}
+	char *full;
+	if (asprintf(&full, "%s%.*s%s", m->dir, (int)len, name,
+		     type == TUX3_DT_DIR ? "/" : "") < 0)
+		return 1;
+	m->v[m->count++] = full;
+	return 0;
+}
+
+static char *complete_path(const char *text, int state)
+{
+	static struct matches m;
+	static size_t next;
+	if (!state) {
+		for (size_t i = next; i < m.count; i++)
+			free(m.v[i]);
+		free(m.v);
+		memset(&m, 0, sizeof(m));
+		next = 0;
+		const char *slash = strrchr(text, '/');
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash ? (int)(slash - text + 1) : 0, text);
+		m.dir = strdup(dir);
+		m.prefix = slash ? slash + 1 : text;
+		m.plen = strlen(m.prefix);
+		tux3_ino_t ino;
+		struct shell *sh = completing;
+		const char *lookup = dir[0] ? dir : ".";
+		if (sh && sh->vol) {
+			const char *saved = sh->where;
+			int err = 0;
+			if (lookup[0] == '/')
+				err = tux3_lookup_path(sh->vol, lookup, &ino);
+			else {
+				char full[8300];
+				snprintf(full, sizeof(full), "%s/%s",
+					 sh->cwdpath, lookup);
+				err = tux3_lookup_path(sh->vol, full, &ino);
+			}
+			if (!err)
+				tux3_readdir(sh->vol, ino, add_match, &m);
+			tux3_clear_error(sh->vol);
+			sh->where = saved;
+		}
+		free((char *)m.dir);
+	}
+	return next < m.count ? m.v[next++] : NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+	(void)end;
+	rl_attempted_completion_over = 1;
+	if (start == 0)
+		return rl_completion_matches(text, complete_command);
+	rl_completion_append_character = '\0';
+	return rl_completion_matches(text, complete_path);
+}
+
 static int run_interactive(struct shell *sh)
 {
 	char *line, *histfile = NULL;
@@ -113,6 +214,8 @@ static int run_interactive(struct shell *sh)
 		histfile = NULL;
 	if (histfile)
 		read_history(histfile);
+	completing = sh;
+	rl_attempted_completion_function = complete;
 	while ((line = readline("tux3debug: ")) != NULL) {
 		char *p = line;
 		while (*p == ' ' || *p == '\t')
