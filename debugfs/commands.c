@@ -13,6 +13,9 @@
 #include <unistd.h>
 #include "debugfs.h"
 
+static int join_path(struct shell *sh, const char *arg, char *out,
+		     size_t len);
+
 int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 {
 	size_t len = strlen(arg);
@@ -27,13 +30,10 @@ int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 		*ino = v;
 		return 0;
 	}
-	if (arg[0] == '/') {
-		err = tux3_lookup_path(sh->vol, arg, ino);
-	} else {
-		char full[8192];
-		snprintf(full, sizeof(full), "%s/%s", sh->cwdpath, arg);
-		err = tux3_lookup_path(sh->vol, full, ino);
-	}
+	char full[8300];
+	if (join_path(sh, arg, full, sizeof(full)))
+		return sh_err(sh, "%s: path too long", arg);
+	err = tux3_lookup_path(sh->vol, full, ino);
 	if (err)
 		return sh_volerr(sh, arg, err);
 	return 0;
@@ -247,12 +247,95 @@ static int copy_out(struct shell *sh, tux3_ino_t ino, const char *name, FILE *f)
 
 static int cmd_cat(struct shell *sh, int argc, char **argv)
 {
+	struct tux3_stat st;
 	tux3_ino_t ino;
 	if (argc != 2)
 		return sh_err(sh, "usage: cat PATH|<inum>");
 	if (sh_resolve(sh, argv[1], &ino))
 		return 1;
+	int err = tux3_stat(sh->vol, ino, &st);
+	if (err)
+		return sh_volerr(sh, argv[1], err);
+	if (S_ISLNK(st.mode)) {
+		char target[65537];
+		ssize_t n = tux3_readlink(sh->vol, ino, target, sizeof(target));
+		if (n < 0)
+			return sh_volerr(sh, argv[1], (int)n);
+		fprintf(sh->out, "%s\n", target);
+		return 0;
+	}
+	if (!S_ISREG(st.mode))
+		return sh_err(sh, "%s: not a regular file or symlink", argv[1]);
 	return copy_out(sh, ino, argv[1], sh->out);
+}
+
+/* ---- cd, pwd ---- */
+
+/* Join cwd and arg into a normalized absolute path ("." dropped). */
+static int join_path(struct shell *sh, const char *arg, char *out,
+		     size_t len)
+{
+	char tmp[8300];
+	snprintf(tmp, sizeof(tmp), "%s/%s", arg[0] == '/' ? "" : sh->cwdpath,
+		 arg);
+	size_t n = 0;
+	out[0] = 0;
+	for (char *save, *w = strtok_r(tmp, "/", &save); w;
+	     w = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(w, "."))
+			continue;
+		if (!strcmp(w, "..")) {
+			/* no parent links on disk: go up by the path */
+			char *slash = strrchr(out, '/');
+			n = slash ? (size_t)(slash - out) : 0;
+			out[n] = 0;
+			continue;
+		}
+		int k = snprintf(out + n, len - n, "/%s", w);
+		if (k < 0 || (size_t)k >= len - n)
+			return -ENAMETOOLONG;
+		n += (size_t)k;
+	}
+	if (!n)
+		snprintf(out, len, "/");
+	return 0;
+}
+
+static int cmd_cd(struct shell *sh, int argc, char **argv)
+{
+	char path[sizeof(sh->cwdpath)];
+	struct tux3_stat st;
+	tux3_ino_t ino;
+	if (argc > 2)
+		return sh_err(sh, "usage: cd [PATH]");
+	if (join_path(sh, argc == 2 ? argv[1] : "/", path, sizeof(path)))
+		return sh_err(sh, "%s: path too long", argv[1]);
+	int err = tux3_lookup_path(sh->vol, path, &ino);
+	if (!err)
+		err = tux3_stat(sh->vol, ino, &st);
+	if (err)
+		return sh_volerr(sh, path, err);
+	if (!S_ISDIR(st.mode))
+		return sh_err(sh, "%s: not a directory", path);
+	sh->cwd = ino;
+	snprintf(sh->cwdpath, sizeof(sh->cwdpath), "%s", path);
+	return 0;
+}
+
+static int cmd_pwd(struct shell *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: pwd");
+	fprintf(sh->out, "%s\n", sh->cwdpath);
+	return 0;
+}
+
+static int cmd_quit(struct shell *sh, int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	sh->quit = 1;
+	return 0;
 }
 
 /* ---- super, statfs ---- */
@@ -391,6 +474,10 @@ static int cmd_help(struct shell *sh, int argc, char **argv)
 const struct command commands[] = {
 	{ "ls", "list dir", "Files", "ls [-l] [PATH]",
 	  "list a directory (-l: mode, links, owner, size, mtime)", 1, cmd_ls },
+	{ "cd", "chdir", "Files", "cd [PATH]",
+	  "change the current directory inside the volume", 1, cmd_cd },
+	{ "pwd", NULL, "Files", "pwd", "print the current directory", 1,
+	  cmd_pwd },
 	{ "stat", NULL, "Files", "stat PATH|<inum>",
 	  "show an inode: attributes, xattrs and extents", 1, cmd_stat },
 	{ "cat", NULL, "Files", "cat PATH|<inum>",
@@ -413,6 +500,7 @@ const struct command commands[] = {
 	  "show each log block and its decoded records", 1, cmd_log },
 	{ "help", "?", "Shell", "help [COMMAND]", "list commands, or show one",
 	  0, cmd_help },
+	{ "quit", "q exit", "Shell", "quit", "leave the shell", 0, cmd_quit },
 	{ NULL, NULL, NULL, NULL, NULL, 0, NULL },
 };
 

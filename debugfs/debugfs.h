@@ -14,6 +14,7 @@ struct shell {
 	char cwdpath[4096];
 	FILE *out;
 	const char *where;	/* "script:12: " prefix for errors, or "" */
+	int quit;		/* quit command seen */
 	int vol_replayed;	/* the open volume's log was replayed */
 };
 

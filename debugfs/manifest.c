@@ -309,9 +309,18 @@ static int manifest_tree(struct manifest *m, const char *path,
 	return err == -ENOMEM ? err : 0;
 }
 
+/* Bytewise order of the path column (the text before the first tab). */
 static int cmp_row(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const unsigned char *x = *(const unsigned char *const *)a;
+	const unsigned char *y = *(const unsigned char *const *)b;
+	for (;; x++, y++) {
+		unsigned cx = *x == '\t' ? 0 : *x, cy = *y == '\t' ? 0 : *y;
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+		if (!cx)
+			return 0;
+	}
 }
 
 int cmd_manifest(struct shell *sh, int argc, char **argv)

@@ -2,8 +2,9 @@
  * dump and rdump: copy files and subtrees out to the host.
  *
  * rdump restores contents (holes stay holes), symlinks, hard links (as
- * links), fifos, device nodes and sockets' absence, xattrs, owners, then
- * modes (chown before chmod so set-id bits survive), then times
+ * links), fifos, device nodes and sockets, owners, xattrs (after chown,
+ * which would clear security.capability), then modes (chown before chmod
+ * so set-id bits survive), then times
  * (directories after their children, symlinks without following).  The
  * format stores no atime: it is restored equal to mtime.  Whatever the
  * host refuses is a warning; the walk goes on and the command fails at the
@@ -141,13 +142,13 @@ static void restore_meta(struct rdump *r, const char *path, tux3_ino_t ino,
 			 const struct tux3_stat *st)
 {
 	void *pair[2] = { r, (void *)path };
+	if (lchown(path, st->uid, st->gid) < 0)
+		host_warn(r, path, "cannot chown");
 	int err = tux3_listxattr(r->sh->vol, ino, set_xattr, pair);
 	if (err < 0) {
 		sh_volerr(r->sh, path, err);
 		r->failed = 1;
 	}
-	if (lchown(path, st->uid, st->gid) < 0)
-		host_warn(r, path, "cannot chown");
 	if (!S_ISLNK(st->mode) && chmod(path, st->mode & 07777) < 0)
 		host_warn(r, path, "cannot chmod");
 	struct timespec ts[2] = {
@@ -357,7 +358,7 @@ int cmd_dump(struct shell *sh, int argc, char **argv)
 	int err = tux3_stat(sh->vol, ino, &st);
 	if (err)
 		return sh_volerr(sh, path, err);
-	if (!S_ISREG(st.mode) && !S_ISLNK(st.mode))
+	if (!S_ISREG(st.mode))
 		return sh_err(sh, "%s: not a regular file", path);
 	int fd = open(host, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)

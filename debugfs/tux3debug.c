@@ -97,6 +97,8 @@ static int run_stream(struct shell *sh, FILE *f, const char *name)
 		sh->where = where;
 		if (shell_execute(sh, line))
 			failed = 1;
+		if (sh->quit)
+			break;
 	}
 	sh->where = "";
 	free(line);
@@ -222,13 +224,11 @@ static int run_interactive(struct shell *sh)
 			p++;
 		if (*p) {
 			add_history(p);
-			if (!strcmp(p, "quit") || !strcmp(p, "q")) {
-				free(line);
-				break;
-			}
 			failed |= shell_execute(sh, p);
 		}
 		free(line);
+		if (sh->quit)
+			break;
 	}
 	if (histfile) {
 		write_history(histfile);
