@@ -223,11 +223,15 @@ static void img_build(struct img *m, unsigned bits, uint64_t volblocks)
 static const char *img_write(struct img *m, size_t len)
 {
 	const char *dir = getenv("TUX3_SCRATCH");
+	static int registered;
+	if (tmp_path[0])
+		unlink(tmp_path);	/* one crafted image at a time */
+	else if (!registered++)
+		atexit(remove_tmp);
 	snprintf(tmp_path, sizeof(tmp_path), "%s/tux3-super-XXXXXX",
 		 dir ? dir : "/tmp");
 	int fd = mkstemp(tmp_path);
 	CHECK(fd >= 0);
-	atexit(remove_tmp);
 	CHECK(write(fd, m->buf, len) == (ssize_t)len);
 	close(fd);
 	free(m->buf);
@@ -342,7 +346,7 @@ TEST(bad_magic_refused)
 {
 	char msg[512];
 	/* change the date byte of the magic: an older/newer format */
-	const char *path = img_patched(7, 2, 0x0607);
+	const char *path = img_patched(6, 2, 0x0606);
 	CHECK_EQ(open_err(path, msg, sizeof(msg)), -EUCLEAN);
 	CHECK(strstr(msg, "offset 4096"));
 	CHECK(strstr(msg, "magic"));
@@ -494,7 +498,7 @@ static const struct sbexp sbexp[] = {
 	{ "empty-16k", 14, 16384, 0x000100000000003fULL, 64, 65, 0, 0, 1, 64, 1 },
 	{ "small-delta", 12, 16384, 0x0001000000000041ULL, 66, 8, 4096, 0, 2, 7, 4 },
 	{ "small-unified", 12, 16384, 0x0001000000000045ULL, 66, 150, 4096, 0, 2, 149, 1 },
-	{ "orphan", 12, 16384, 0, 66, 121, 0, 0, 1, 120, 5 },
+	{ "orphan", 12, 16384, 0x0001000000000045ULL, 66, 121, 0, 0, 1, 120, 5 },
 	{ "corrupt-bitmap", 12, 16384, 0x0001000000000045ULL, 66, 150, 4096, 0, 2, 149, 1 },
 	{ "corrupt-bitmap-alloc", 12, 16384, 0x0001000000000045ULL, 66, 150, 4096, 0, 2, 149, 1 },
 	{ "tree-fuse", 12, 32768, 0x0002000000000005ULL, 3938, 66, 4096, 9, 11, 65, 3 },
