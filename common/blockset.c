@@ -11,6 +11,8 @@ static size_t slot(const struct blockset *s, uint64_t v)
 /* Returns 1 if added, 0 if already present, <0 on error. */
 int blockset_add(struct blockset *s, uint64_t v)
 {
+	if (v >= TUX3_KEY_LIMIT)
+		return -ERANGE;	/* block numbers are 48 bits */
 	v++;	/* 0 marks an empty slot */
 	if ((s->count + 1) * 2 > s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 256;

@@ -40,8 +40,9 @@ int dev_open(struct device *dev, const char *path, bool write, char *err,
 	memset(dev, 0, sizeof(*dev));
 	dev->fd = -1;
 	if (stat(path, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
 	}
 	dev->blockdev = S_ISBLK(st.st_mode);
 	if (!dev->blockdev && !S_ISREG(st.st_mode)) {

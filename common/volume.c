@@ -263,7 +263,7 @@ int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
 	st->bsize = vol->blocksize;
 	st->blocks = vol->volblocks;
 	st->bfree = vol->freeblocks;
-	st->files = vol->super.usedinodes;
+	st->files = TUX3_KEY_LIMIT;	/* inode numbers are 48 bits */
 	st->ffree = TUX3_KEY_LIMIT - vol->super.usedinodes;
 	st->namelen = 255;
 	return 0;

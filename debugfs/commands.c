@@ -390,10 +390,13 @@ static int cmd_statfs(struct shell *sh, int argc, char **argv)
 	if (argc != 1)
 		return sh_err(sh, "usage: statfs");
 	tux3_statfs(sh->vol, &st);
-	fprintf(sh->out, "block size:   %u\nblocks:       %" PRIu64
-		"\nfree blocks:  %" PRIu64 "\ninodes:       %" PRIu64
-		"\nfree inodes:  %" PRIu64 "\nname length:  %u\n", st.bsize,
-		st.blocks, st.bfree, st.files, st.ffree, st.namelen);
+	fprintf(sh->out, "block size:         %u\n"
+		"blocks:             %" PRIu64 "\n"
+		"free blocks:        %" PRIu64 "\n"
+		"inode numbers:      %" PRIu64 "\n"
+		"free inode numbers: %" PRIu64 "\n"
+		"name length:        %u\n", st.bsize, st.blocks, st.bfree,
+		st.files, st.ffree, st.namelen);
 	return 0;
 }
 

@@ -1,0 +1,106 @@
+/* Layer: orphan.c -- the orphan set and the live orphan list. */
+#include "harness.h"
+#include "internal.h"
+
+TEST(set_add_has_del)
+{
+	struct orphan_set s = { 0 };
+	CHECK(!orphan_has(&s, 65));
+	CHECK(!orphan_del(&s, 65));
+	CHECK_EQ(orphan_add(&s, 65), 0);
+	CHECK(orphan_has(&s, 65));
+	CHECK(!orphan_has(&s, 64));
+	CHECK_EQ(s.count, 1);
+	/* adding twice keeps one entry */
+	CHECK_EQ(orphan_add(&s, 65), 0);
+	CHECK_EQ(s.count, 1);
+	CHECK_EQ(orphan_add(&s, 70), 0);
+	CHECK_EQ(orphan_add(&s, 80), 0);
+	CHECK_EQ(s.count, 3);
+	CHECK(orphan_del(&s, 65));
+	CHECK(!orphan_has(&s, 65));
+	CHECK(orphan_has(&s, 70));
+	CHECK(orphan_has(&s, 80));
+	CHECK_EQ(s.count, 2);
+	CHECK(!orphan_del(&s, 65));	/* already gone */
+	CHECK(orphan_del(&s, 80));
+	CHECK(orphan_del(&s, 70));
+	CHECK_EQ(s.count, 0);
+	orphan_set_free(&s);
+	CHECK(s.inums == NULL);
+	CHECK_EQ(s.cap, 0);
+}
+
+TEST(set_growth)
+{
+	struct orphan_set s = { 0 };
+	for (tux3_ino_t i = 64; i < 64 + 1000; i++)
+		CHECK_EQ(orphan_add(&s, i * 7), 0);
+	CHECK_EQ(s.count, 1000);
+	CHECK(s.cap >= 1000);
+	for (tux3_ino_t i = 64; i < 64 + 1000; i++) {
+		CHECK(orphan_has(&s, i * 7));
+		CHECK(!orphan_has(&s, i * 7 + 1));
+	}
+	/* delete every other one */
+	for (tux3_ino_t i = 64; i < 64 + 1000; i += 2)
+		CHECK(orphan_del(&s, i * 7));
+	CHECK_EQ(s.count, 500);
+	for (tux3_ino_t i = 64; i < 64 + 1000; i++)
+		CHECK_EQ(orphan_has(&s, i * 7), (i - 64) % 2 == 1);
+	orphan_set_free(&s);
+}
+
+TEST(set_extreme_inums)
+{
+	struct orphan_set s = { 0 };
+	CHECK_EQ(orphan_add(&s, TUX3_MAX_BLOCK), 0);
+	CHECK_EQ(orphan_add(&s, 1), 0);
+	CHECK(orphan_has(&s, TUX3_MAX_BLOCK));
+	CHECK(orphan_has(&s, 1));
+	CHECK(!orphan_has(&s, 0));
+	orphan_set_free(&s);
+}
+
+TEST(oracle_orphan)
+{
+	char buf[1024];
+	const char *path = oracle_image("orphan", buf, sizeof(buf));
+	if (!path)
+		SKIP("no orphan oracle image");
+	struct tux3_volume *vol;
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	/* from the log only: the otree is empty */
+	CHECK_EQ(vol->super.oroot, 0);
+	CHECK_EQ(vol->log_orphans.count, 1);
+	CHECK_EQ(vol->log_orphans.inums[0], 65);
+	CHECK_EQ(vol->otree_deletes.count, 0);
+	CHECK_EQ(tux3_orphan_count(vol), 1);
+	CHECK_EQ(tux3_orphan(vol, 0), 65);
+	CHECK_EQ(tux3_orphan(vol, 1), 0);
+	/* an ORPHAN_DEL of an inode not added in this cycle deletes an
+	 * otree entry: resolve again with one queued */
+	CHECK_EQ(orphan_add(&vol->otree_deletes, 65), 0);
+	orphan_set_free(&vol->orphans);
+	CHECK_EQ(orphans_resolve(vol), 0);
+	CHECK_EQ(tux3_orphan_count(vol), 1);	/* the log ADD still counts */
+	tux3_close(vol);
+
+	/* volumes without orphans */
+	static const char *none[] = { "empty-4k", "small-delta",
+				      "small-unified", "tree-fuse" };
+	for (unsigned i = 0; i < 4; i++) {
+		path = oracle_image(none[i], buf, sizeof(buf));
+		if (!path)
+			continue;
+		CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+		CHECK_EQ(tux3_orphan_count(vol), 0);
+		CHECK_EQ(tux3_orphan(vol, 0), 0);
+		tux3_close(vol);
+	}
+}
+
+int main(void)
+{
+	return run_tests("orphan");
+}
