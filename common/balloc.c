@@ -118,3 +118,81 @@ int tux3_block_is_used(struct tux3_volume *vol, tux3_block_t block)
 {
 	return bitmap_test(vol, block);
 }
+
+/* Blocks marked in use in [start, start + count) of the live bitmap. */
+int bitmap_count_used(struct tux3_volume *vol, uint64_t start, uint64_t count,
+		      uint64_t *used)
+{
+	unsigned shift = vol->blockbits + 3;
+	uint64_t per_chunk = 1ULL << shift, end;
+	int err;
+
+	*used = 0;
+	if (start >= vol->volblocks)
+		return 0;
+	end = count > vol->volblocks - start ? vol->volblocks : start + count;
+	for (uint64_t b = start; b < end;) {
+		uint8_t *c = chunk_get(vol, b >> shift, &err);
+		if (!c)
+			return err;
+		uint64_t bit = b & (per_chunk - 1);
+		uint64_t stop = end - b < per_chunk - bit ? bit + (end - b) :
+				per_chunk;
+		/* whole bytes where aligned, single bits at the edges */
+		while (bit < stop) {
+			if (!(bit & 7) && stop - bit >= 8) {
+				*used += (uint64_t)__builtin_popcount(c[bit >> 3]);
+				bit += 8;
+			} else {
+				*used += (c[bit >> 3] >> (bit & 7)) & 1;
+				bit++;
+			}
+		}
+		b = (b & ~(per_chunk - 1)) + stop;
+	}
+	return 0;
+}
+
+/* The countmap (inode 2): a be16 count of used blocks per group of
+ * 2^13 blocks, blocksize/2 groups per block.  Written only at unify. */
+int countmap_ondisk(struct tux3_volume *vol, uint64_t group, uint32_t *count)
+{
+	struct inode countmap;
+	unsigned per_block = vol->blocksize / 2;
+	int err = inode_load(vol, TUX3_COUNTMAP_INO, &countmap);
+
+	*count = 0;
+	if (err == -ENOENT) {
+		tux3_clear_error(vol);	/* never unified: no countmap yet */
+		return 0;
+	}
+	if (err)
+		return err;
+	uint8_t *buf = malloc(vol->blocksize);
+	if (!buf) {
+		inode_free(&countmap);
+		return -ENOMEM;
+	}
+	err = filemap_read_block(vol, &countmap, group / per_block, buf);
+	if (!err)
+		*count = be16(buf + 2 * (group % per_block));
+	free(buf);
+	inode_free(&countmap);
+	return err;
+}
+
+int tux3_group_counts(struct tux3_volume *vol, uint64_t group,
+		      uint32_t *ondisk, uint32_t *live)
+{
+	uint64_t used;
+	if (group >= (vol->volblocks + (1ULL << TUX3_GROUPBITS) - 1) >>
+		     TUX3_GROUPBITS)
+		return -ERANGE;
+	int err = countmap_ondisk(vol, group, ondisk);
+	if (!err)
+		err = bitmap_count_used(vol, group << TUX3_GROUPBITS,
+					1ULL << TUX3_GROUPBITS, &used);
+	if (!err)
+		*live = (uint32_t)used;
+	return err;
+}

@@ -441,6 +441,9 @@ int64_t bitmap_modify(struct tux3_volume *vol, uint64_t start,
 		      uint64_t count, bool set);
 int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
 			uint8_t *buf);
+int bitmap_count_used(struct tux3_volume *vol, uint64_t start, uint64_t count,
+		      uint64_t *used);
+int countmap_ondisk(struct tux3_volume *vol, uint64_t group, uint32_t *count);
 
 /* replay.c */
 int replay_load_log(struct tux3_volume *vol);

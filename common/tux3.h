@@ -176,6 +176,10 @@ tux3_ino_t tux3_orphan(const struct tux3_volume *vol, unsigned i);
 
 /* Free space after replay */
 int tux3_block_is_used(struct tux3_volume *vol, tux3_block_t block);
+/* Blocks in use in a group of 2^13 blocks: as the on-disk countmap says
+ * (0 before the first unify) and as the live bitmap counts them. */
+int tux3_group_counts(struct tux3_volume *vol, uint64_t group,
+		      uint32_t *ondisk, uint32_t *live);
 
 const char *tux3_version(void);
 

@@ -121,15 +121,11 @@ int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
 static int count_free_ondisk(struct tux3_volume *vol)
 {
 	/* without replay, free space is what the on-disk bitmap says */
-	uint64_t used = 0;
-	for (uint64_t b = 0; b < vol->volblocks; b++) {
-		int r = bitmap_test(vol, b);
-		if (r < 0)
-			return r;
-		used += (uint64_t)r;
-	}
-	vol->freeblocks = vol->volblocks - used;
-	return 0;
+	uint64_t used;
+	int err = bitmap_count_used(vol, 0, vol->volblocks, &used);
+	if (!err)
+		vol->freeblocks = vol->volblocks - used;
+	return err;
 }
 
 static int volume_load(struct tux3_volume *vol)
