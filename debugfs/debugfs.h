@@ -43,6 +43,16 @@ int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino);
 int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode);
 void sh_close(struct shell *sh);
 
+/* Directories on the path from the top of a recursive walk: a corrupt
+ * volume may link a directory into its own subtree. */
+#define MAX_NEST 4096
+struct ancestry {
+	tux3_ino_t ino[MAX_NEST];
+	unsigned depth;
+};
+/* 0 and pushed; 1 if ino is already an ancestor or nesting is too deep */
+int ancestry_push(struct ancestry *a, tux3_ino_t ino);
+
 /* manifest.c / rdump.c */
 int cmd_manifest(struct shell *sh, int argc, char **argv);
 int cmd_rdump(struct shell *sh, int argc, char **argv);

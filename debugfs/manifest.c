@@ -156,6 +156,7 @@ static void xattr_list_free(struct xattr_list *l)
 
 struct manifest {
 	struct shell *sh;
+	struct ancestry up;
 	char **rows;
 	size_t count, cap;
 	int failed;
@@ -270,6 +271,17 @@ static void children_free(struct children *c)
 	free(c->v);
 }
 
+int ancestry_push(struct ancestry *a, tux3_ino_t ino)
+{
+	for (unsigned i = 0; i < a->depth; i++)
+		if (a->ino[i] == ino)
+			return 1;
+	if (a->depth == MAX_NEST)
+		return 1;
+	a->ino[a->depth++] = ino;
+	return 0;
+}
+
 static int manifest_tree(struct manifest *m, const char *path,
 			 tux3_ino_t ino, unsigned depth)
 {
@@ -282,8 +294,11 @@ static int manifest_tree(struct manifest *m, const char *path,
 	}
 	if (!S_ISDIR(st.mode))
 		return 0;
-	if (depth > 4096) {
-		sh_err(m->sh, "%s: directory nesting too deep (loop?)", path);
+	(void)depth;
+	if (ancestry_push(&m->up, ino)) {
+		sh_err(m->sh, "%s: directory inode %" PRIu64 " is its own "
+		       "ancestor, or nesting is too deep: not descending", path,
+		       ino);
 		m->failed = 1;
 		return 0;
 	}
@@ -306,6 +321,7 @@ static int manifest_tree(struct manifest *m, const char *path,
 		free(sub);
 	}
 	children_free(&ch);
+	m->up.depth--;
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -325,7 +341,9 @@ static int cmp_row(const void *a, const void *b)
 
 int cmd_manifest(struct shell *sh, int argc, char **argv)
 {
-	struct manifest m = { .sh = sh };
+	static struct manifest m;
+	memset(&m, 0, sizeof(m));
+	m.sh = sh;
 	tux3_ino_t ino;
 	char path[8300];
 

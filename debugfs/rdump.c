@@ -29,6 +29,7 @@ struct linkmap {
 
 struct rdump {
 	struct shell *sh;
+	struct ancestry up;
 	struct linkmap links;
 	int warned;
 	int failed;		/* library error: volume unreadable here */
@@ -231,17 +232,22 @@ static int rdump_tree(struct rdump *r, tux3_ino_t ino, const char *host,
 		r->failed = 1;
 		return 0;
 	}
-	if (depth > 4096) {
-		sh_err(sh, "%s: directory nesting too deep", host);
+	if (S_ISDIR(st.mode) && ancestry_push(&r->up, ino)) {
+		sh_err(sh, "%s: directory inode %" PRIu64 " is its own "
+		       "ancestor, or nesting is too deep: not descending", host,
+		       ino);
 		r->failed = 1;
 		return 0;
 	}
+	(void)depth;
 	if (S_ISDIR(st.mode)) {
 		if (mkdir(host, 0700) < 0 && !(errno == EEXIST && is_top_root)) {
 			host_warn(r, host, "cannot mkdir");
+			r->up.depth--;
 			return 0;
 		}
 		rdump_dir(r, ino, host, depth);
+		r->up.depth--;
 		if (!is_top_root)
 			restore_meta(r, host, ino, &st);
 		return 0;
@@ -311,7 +317,9 @@ static int rdump_finish(struct rdump *r)
 
 int cmd_rdump(struct shell *sh, int argc, char **argv)
 {
-	struct rdump r = { .sh = sh };
+	static struct rdump r;
+	memset(&r, 0, sizeof(r));
+	r.sh = sh;
 	tux3_ino_t ino;
 
 	if (argc != 3)
@@ -369,7 +377,9 @@ int cmd_dump(struct shell *sh, int argc, char **argv)
 	if (rc || host_failed)
 		return 1;
 	if (preserve) {
-		struct rdump r = { .sh = sh };
+		static struct rdump r;
+		memset(&r, 0, sizeof(r));
+		r.sh = sh;
 		restore_meta(&r, host, ino, &st);
 		return rdump_finish(&r);
 	}
