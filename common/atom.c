@@ -54,6 +54,14 @@ int atable_load(struct tux3_volume *vol)
 
 	if (at->loaded)
 		return 0;
+	/* Atoms are 16 bits in an XATTR attribute, so atomgen (the next
+	 * atom) is at most 65536.  A larger value is corruption, and
+	 * trusting it would size the tables below by up to 2^32 entries. */
+	if (vol->super.atomgen > 65536)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_ATABLE_INO,
+				 TUX3_SB_OFFSET + 84, "superblock: atomgen %u "
+				 "exceeds 65536 (atoms are 16 bits on disk)",
+				 vol->super.atomgen);
 	at->count = vol->super.atomgen;
 	at->names = calloc(at->count ? at->count : 1, sizeof(*at->names));
 	at->dictpos = calloc(at->count ? at->count : 1, sizeof(*at->dictpos));

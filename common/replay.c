@@ -26,6 +26,13 @@ static int check_record_blocks(struct tux3_volume *vol, struct logblk *lb,
 	unsigned n = log_record_blocks(rec, blocks, &count);
 	char text[160];
 
+	/* Leaves and bnodes never live in the reserved area; only the
+	 * BALLOC family may name it (mkfs logs the reserved blocks).  Block
+	 * 0 would otherwise reach overlay_put(), where it marks an empty
+	 * slot, and fail with a bare -EINVAL that names no block. */
+	bool tree_block = rec->code >= LOG_LEAF_REDIRECT &&
+			  rec->code <= LOG_BNODE_FREE;
+
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t len = i == 0 ? count : 1;
 		if (!len || !vol_extent_valid(vol, blocks[i], len)) {
@@ -34,8 +41,30 @@ static int check_record_blocks(struct tux3_volume *vol, struct logblk *lb,
 				      "block range outside the volume (%"
 				      PRIu64 " blocks)", text, vol->volblocks);
 		}
+		if (tree_block && blocks[i] < vol->reserved_blocks) {
+			log_format_record(rec, text, sizeof(text));
+			return LOGERR(vol, lb, rec->offset, "log record %s: "
+				      "block %" PRIu64 " is in the reserved "
+				      "area", text, blocks[i]);
+		}
 	}
 	switch (rec->code) {
+	/* A bnode moved, split or merged onto itself is not a promise any
+	 * writer makes; stage 1 would memcpy an image over itself
+	 * (overlapping ranges for SPLIT) or drop the merged result. */
+	case LOG_BNODE_REDIRECT:
+		if (rec->oldb == rec->newb)
+			return LOGERR(vol, lb, rec->offset, "log record "
+				      "BNODE_REDIRECT: old and new are both "
+				      "block %" PRIu64, rec->oldb);
+		break;
+	case LOG_BNODE_SPLIT: case LOG_BNODE_MERGE:
+		if (rec->src == rec->dst)
+			return LOGERR(vol, lb, rec->offset, "log record %s: "
+				      "source and destination are both block %"
+				      PRIu64, log_code_name(rec->code),
+				      rec->src);
+		break;
 	case LOG_BNODE_ROOT:
 		if (rec->count != 1 && rec->count != 2)
 			return LOGERR(vol, lb, rec->offset, "log record "
@@ -194,7 +223,10 @@ static int bnode_get(struct tux3_volume *vol, struct logblk *lb,
 					 "cannot read bnode");
 	}
 	unsigned count = bnode_count(d);
-	if (be16(d) != TUX3_MAGIC_BNODE || count > bnode_capacity(vol->blocksize))
+	/* a bnode read from disk has at least one entry (only a fresh
+	 * BNODE_ROOT/SPLIT image starts empty) */
+	if (be16(d) != TUX3_MAGIC_BNODE ||
+	    count > bnode_capacity(vol->blocksize) || (!fresh && !count))
 		return LOGERR(vol, lb, rec->offset, "log record %s names block "
 			      "%" PRIu64 ", which is not a valid bnode (magic "
 			      "0x%04x, count %u)", log_code_name(rec->code),
@@ -280,6 +312,12 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 			return LOGERR(vol, lb, r->offset, "log record BNODE_ADD:"
 				      " bnode %" PRIu64 " is full", r->parent);
 		i = n ? bnode_lookup(b, r->key) + 1 : 0;
+		/* ADD inserts a new separator: if the bnode already has the
+		 * key, the record was not written against this image */
+		if (i && bnode_key(b, i - 1) == r->key)
+			return LOGERR(vol, lb, r->offset, "log record BNODE_ADD:"
+				      " bnode %" PRIu64 " already has an entry "
+				      "with key %" PRIu64, r->parent, r->key);
 		bnode_move(b, i + 1, i, n - i);
 		bnode_set(b, i, r->key, r->child);
 		put_be32(b + 4, n + 1);
