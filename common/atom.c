@@ -174,3 +174,63 @@ void atable_free(struct atom_table *at)
 	free(at->dictpos);
 	memset(at, 0, sizeof(*at));
 }
+
+int tux3_atoms(struct tux3_volume *vol, tux3_atom_fn fn, void *ctx)
+{
+	int err = atable_load(vol);
+	if (err)
+		return err;
+	for (unsigned atom = 0; atom < vol->atoms.count; atom++) {
+		struct tux3_atom a = { .atom = atom };
+		if (!vol->atoms.names[atom])
+			continue;
+		a.name = vol->atoms.names[atom];
+		a.dictpos = vol->atoms.dictpos[atom];
+		if ((err = atom_refcount(vol, atom, &a.refcount)) ||
+		    (err = atom_unatom(vol, atom, &a.unatom)))
+			return err;
+		if ((err = fn(ctx, &a)))
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The free list: superblock freeatom, then each free atom's reverse-map
+ * entry holds 0x6eadfcee << 32 | next.  It ends at 0 and can hold at
+ * most atomgen atoms, which bounds the walk even on a looping list.
+ */
+int tux3_atom_freelist(struct tux3_volume *vol, int (*fn)(void *ctx,
+		       unsigned atom), void *ctx)
+{
+	uint32_t atom = vol->super.freeatom, steps = 0;
+	int err = atable_load(vol);
+	if (err)
+		return err;
+	while (atom) {
+		uint64_t val;
+		uint64_t off = ATOM_UNATOM_BASE + (uint64_t)atom * 8;
+		if (atom >= vol->atoms.count || ++steps > vol->atoms.count)
+			return vol_error(vol, -EUCLEAN, TUX3_NONE,
+					 TUX3_ATABLE_INO, off, "atom free list: "
+					 "atom %u %s", atom,
+					 atom >= vol->atoms.count ?
+					 "not below atomgen" : "loops");
+		if ((err = atom_unatom(vol, atom, &val)))
+			return err;
+		if (val >> 32 != ATOM_FREE_MAGIC)
+			return vol_error(vol, -EUCLEAN, TUX3_NONE,
+					 TUX3_ATABLE_INO, off, "atom free list: "
+					 "atom %u is not marked free (reverse "
+					 "map 0x%016" PRIx64 ")", atom, val);
+		if (vol->atoms.names[atom])
+			return vol_error(vol, -EUCLEAN, TUX3_NONE,
+					 TUX3_ATABLE_INO, off, "atom free list: "
+					 "atom %u is free but still names '%s'",
+					 atom, vol->atoms.names[atom]);
+		if ((err = fn(ctx, atom)))
+			return err;
+		atom = (uint32_t)val;
+	}
+	return 0;
+}

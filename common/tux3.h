@@ -170,6 +170,21 @@ int tux3_listxattr(struct tux3_volume *vol, tux3_ino_t ino,
 ssize_t tux3_getxattr(struct tux3_volume *vol, tux3_ino_t ino,
 		      const char *name, void *buf, size_t size);
 
+/* The atom table: xattr names shared by all inodes. */
+struct tux3_atom {
+	unsigned atom;
+	const char *name;
+	uint32_t refcount;
+	uint64_t dictpos;	/* byte offset of its dictionary record */
+	uint64_t unatom;	/* its reverse-map entry as stored */
+};
+typedef int (*tux3_atom_fn)(void *ctx, const struct tux3_atom *atom);
+/* Every named atom, in atom order. */
+int tux3_atoms(struct tux3_volume *vol, tux3_atom_fn fn, void *ctx);
+/* The free atoms, in list order, checked as they are followed. */
+int tux3_atom_freelist(struct tux3_volume *vol,
+		       int (*fn)(void *ctx, unsigned atom), void *ctx);
+
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);
 tux3_ino_t tux3_orphan(const struct tux3_volume *vol, unsigned i);

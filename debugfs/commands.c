@@ -400,6 +400,44 @@ static int cmd_statfs(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
+/* ---- atoms ---- */
+
+static int print_atom(void *ctx, const struct tux3_atom *a)
+{
+	struct shell *sh = ctx;
+	fprintf(sh->out, "%6u %8u %10" PRIu64 "  %s\n", a->atom, a->refcount,
+		a->dictpos, a->name);
+	return 0;
+}
+
+static int print_free_atom(void *ctx, unsigned atom)
+{
+	struct shell *sh = ctx;
+	fprintf(sh->out, " %u", atom);
+	return 0;
+}
+
+static int cmd_atoms(struct shell *sh, int argc, char **argv)
+{
+	struct tux3_super_info s;
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: atoms");
+	tux3_super_info(sh->vol, &s);
+	fprintf(sh->out, "atomgen %u, freeatom %u, dictionary %" PRIu64
+		" bytes\n  atom refcount  dict-pos  name\n", s.atomgen,
+		s.freeatom, s.atomdictsize);
+	int err = tux3_atoms(sh->vol, print_atom, sh);
+	if (err)
+		return sh_volerr(sh, "atoms", err);
+	fprintf(sh->out, "free list:");
+	err = tux3_atom_freelist(sh->vol, print_free_atom, sh);
+	fputc('\n', sh->out);
+	if (err)
+		return sh_volerr(sh, "atoms: free list", err);
+	return 0;
+}
+
 /* ---- log ---- */
 
 static int log_block(void *ctx, unsigned index, tux3_block_t block,
@@ -497,6 +535,9 @@ const struct command commands[] = {
 	  cmd_manifest },
 	{ "super", "stats show_super_stats", "Structures", "super",
 	  "show every superblock field", 1, cmd_super },
+	{ "atoms", NULL, "Structures", "atoms",
+	  "show the xattr atom table: names, refcounts, free list", 1,
+	  cmd_atoms },
 	{ "statfs", "df", "Structures", "statfs", "show free space and inodes",
 	  1, cmd_statfs },
 	{ "log", "logdump", "Log", "log",
