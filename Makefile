@@ -7,6 +7,10 @@
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
 .DEFAULT_GOAL := all
+# Build on every core unless the caller chose (-j N).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
