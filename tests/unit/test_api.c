@@ -5,8 +5,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include "harness.h"
-#include "tux3.h"
+#include "fixtures.h"
 
 /* ---- a small SHA-256 for file contents ---- */
 struct sha256 {
@@ -126,21 +125,6 @@ static const char *const images[] = {
 };
 #define NIMAGES (sizeof(images) / sizeof(images[0]))
 
-static struct tux3_volume *open_image(const char *name)
-{
-	char buf[1024];
-	const char *path = oracle_image(name, buf, sizeof(buf));
-	if (!path)
-		SKIP("oracle image missing (TUX3_ORACLE_DIR)");
-	struct tux3_volume *vol;
-	char msg[512];
-	int err = tux3_open_err(path, TUX3_OPEN_RDONLY, &vol, msg, sizeof(msg));
-	if (err)
-		fprintf(stderr, "%s\n", msg);
-	CHECK_EQ(err, 0);
-	return vol;
-}
-
 static tux3_ino_t lookup(struct tux3_volume *vol, const char *path)
 {
 	tux3_ino_t ino = 0;
@@ -171,53 +155,6 @@ static int file_sha(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size,
 	free(buf);
 	sha_hex(&s, hex);
 	return 0;
-}
-
-/* Copy an image to scratch, keeping holes, for modes that open it for
- * writing (the oracle copies are read-only). */
-static char copy_path[600];
-static void remove_copy(void)
-{
-	if (copy_path[0])
-		unlink(copy_path);
-}
-
-static const char *scratch_copy(const char *name)
-{
-	char buf[1024];
-	const char *src = oracle_image(name, buf, sizeof(buf));
-	if (!src)
-		SKIP("oracle image missing (TUX3_ORACLE_DIR)");
-	const char *dir = getenv("TUX3_SCRATCH");
-	snprintf(copy_path, sizeof(copy_path), "%s/tux3-api-XXXXXX",
-		 dir ? dir : "/tmp");
-	int out = mkstemp(copy_path);
-	CHECK(out >= 0);
-	atexit(remove_copy);
-	int in = open(src, O_RDONLY);
-	CHECK(in >= 0);
-	struct stat st;
-	CHECK(fstat(in, &st) == 0);
-	CHECK(ftruncate(out, st.st_size) == 0);
-	static char data[1 << 16];
-	off_t pos = 0;
-	while (pos < st.st_size) {
-		off_t d = lseek(in, pos, SEEK_DATA);
-		if (d < 0)
-			break;
-		off_t h = lseek(in, d, SEEK_HOLE);
-		for (off_t o = d; o < h;) {
-			size_t n = h - o < (off_t)sizeof(data) ? (size_t)(h - o)
-							       : sizeof(data);
-			CHECK(pread(in, data, n, o) == (ssize_t)n);
-			CHECK(pwrite(out, data, n, o) == (ssize_t)n);
-			o += (off_t)n;
-		}
-		pos = h;
-	}
-	close(in);
-	close(out);
-	return copy_path;
 }
 
 /* ---- open modes ---- */
@@ -301,7 +238,7 @@ TEST(statfs_free_blocks)
 		if (!oracle_image(fs[i].name, buf, sizeof(buf)))
 			continue;
 		seen++;
-		struct tux3_volume *vol = open_image(fs[i].name);
+		struct tux3_volume *vol = open_oracle(fs[i].name);
 		struct tux3_statfs st;
 		CHECK_EQ(tux3_statfs(vol, &st), 0);
 		if (st.bfree != fs[i].free)
@@ -324,7 +261,7 @@ TEST(statfs_inode_totals)
 {
 	/* doc/format.md section 10: files = 2^48, ffree = 2^48 - usedinodes,
 	 * so that files - ffree = inodes in use */
-	struct tux3_volume *vol = open_image("small-delta");
+	struct tux3_volume *vol = open_oracle("small-delta");
 	struct tux3_statfs st;
 	CHECK_EQ(tux3_statfs(vol, &st), 0);
 	CHECK(st.ffree == (1ULL << 48) - 66);
@@ -368,7 +305,7 @@ static int stop_first(void *ctx, const char *name, unsigned len,
 
 static void check_small(const char *image)
 {
-	struct tux3_volume *vol = open_image(image);
+	struct tux3_volume *vol = open_oracle(image);
 	tux3_ino_t hello = lookup(vol, "/hello.txt");
 	tux3_ino_t data = lookup(vol, "//data.bin");
 	CHECK_EQ(hello, 64);
@@ -481,12 +418,12 @@ TEST(corrupt_bitmap_paths)
 
 TEST(corrupt_bitmap_alloc_warning)
 {
-	struct tux3_volume *vol = open_image("corrupt-bitmap-alloc");
+	struct tux3_volume *vol = open_oracle("corrupt-bitmap-alloc");
 	CHECK_EQ(tux3_warning_count(vol), 1);
 	CHECK(strstr(tux3_warning(vol, 0), "block 148"));
 	CHECK(tux3_warning(vol, 1) == NULL);
 	tux3_close(vol);
-	vol = open_image("corrupt-bitmap");
+	vol = open_oracle("corrupt-bitmap");
 	CHECK_EQ(tux3_warning_count(vol), 0);
 	CHECK_EQ(tux3_block_is_used(vol, 4000), 1);
 	tux3_close(vol);
@@ -521,7 +458,7 @@ static int on_extent(void *ctx, uint64_t logical, tux3_block_t physical,
 
 TEST(orphan_image)
 {
-	struct tux3_volume *vol = open_image("orphan");
+	struct tux3_volume *vol = open_oracle("orphan");
 	CHECK_EQ(tux3_orphan_count(vol), 1);
 	CHECK_EQ(tux3_orphan(vol, 0), 65);
 	struct tux3_stat st;
@@ -554,7 +491,7 @@ TEST(empty_images)
 	static const char *names[] = { "empty-4k", "empty-1k", "empty-512",
 				       "empty-16k" };
 	for (unsigned i = 0; i < 4; i++) {
-		struct tux3_volume *vol = open_image(names[i]);
+		struct tux3_volume *vol = open_oracle(names[i]);
 		struct tux3_stat st;
 		CHECK_EQ(tux3_stat(vol, TUX3_ROOT_INO, &st), 0);
 		CHECK_EQ(st.mode, 040755);
@@ -580,7 +517,7 @@ TEST(empty_images)
 
 TEST(tree_fuse_links)
 {
-	struct tux3_volume *vol = open_image("tree-fuse");
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	char t[128];
 	tux3_ino_t ino = lookup(vol, "/links/short");
 	CHECK_EQ(tux3_readlink(vol, ino, t, sizeof(t)), 10);
@@ -618,7 +555,7 @@ TEST(tree_fuse_links)
 
 TEST(tree_fuse_special_and_perm)
 {
-	struct tux3_volume *vol = open_image("tree-fuse");
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	struct tux3_stat st;
 	CHECK_EQ(tux3_stat(vol, lookup(vol, "/special/null"), &st), 0);
 	CHECK_EQ(st.mode, 020666);
@@ -683,7 +620,7 @@ static int on_xattr(void *ctx, const char *name, const void *value,
 
 TEST(tree_fuse_xattrs)
 {
-	struct tux3_volume *vol = open_image("tree-fuse");
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	struct xl x = { 0 };
 	tux3_ino_t multi = lookup(vol, "/xattr/multi");
 	CHECK_EQ(tux3_listxattr(vol, multi, on_xattr, &x), 0);
@@ -728,7 +665,7 @@ TEST(tree_fuse_xattrs)
 
 TEST(tree_fuse_files)
 {
-	struct tux3_volume *vol = open_image("tree-fuse");
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	tux3_ino_t sparse = lookup(vol, "/files/sparse");
 	struct tux3_stat st;
 	CHECK_EQ(tux3_stat(vol, sparse, &st), 0);
@@ -851,14 +788,13 @@ static void xattr_string(struct tux3_volume *vol, tux3_ino_t ino, char *out,
 
 static char type_char(uint32_t mode)
 {
-	switch (mode & S_IFMT) {
-	case S_IFREG: return 'f';
-	case S_IFDIR: return 'd';
-	case S_IFLNK: return 'l';
-	case S_IFIFO: return 'p';
-	case S_IFCHR: return 'c';
-	case S_IFBLK: return 'b';
-	}
+	static const struct { uint32_t fmt; char c; } types[] = {
+		{ S_IFREG, 'f' }, { S_IFDIR, 'd' }, { S_IFLNK, 'l' },
+		{ S_IFIFO, 'p' }, { S_IFCHR, 'c' }, { S_IFBLK, 'b' },
+	};
+	for (unsigned i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((mode & S_IFMT) == types[i].fmt)
+			return types[i].c;
 	return '?';
 }
 
@@ -872,7 +808,7 @@ static void check_manifest(const char *image)
 	FILE *f = fopen(mpath, "r");
 	if (!f)
 		SKIP("manifest missing");
-	struct tux3_volume *vol = open_image(image);
+	struct tux3_volume *vol = open_oracle(image);
 	char *line = NULL, *xs = malloc(1 << 16);
 	size_t cap = 0;
 	unsigned rows = 0;

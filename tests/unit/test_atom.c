@@ -1,17 +1,6 @@
 /* The atom table: dictionary, refcounts, reverse map and free list. */
-#include "harness.h"
-#include "internal.h"
+#include "fixtures.h"
 #include "tux3_walk.h"
-
-static struct tux3_volume *open_oracle(const char *name)
-{
-	char path[512];
-	struct tux3_volume *vol = NULL;
-	if (!oracle_image(name, path, sizeof(path)))
-		SKIP("oracle images not available");
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-	return vol;
-}
 
 struct seen {
 	unsigned count;

@@ -1,23 +1,11 @@
 /* Free-space structures: live bitmap counts and the on-disk countmap. */
-#include "harness.h"
-#include "internal.h"
-
-static struct tux3_volume *open_oracle(const char *name,
-				       enum tux3_open_mode mode)
-{
-	char path[512];
-	struct tux3_volume *vol = NULL;
-	if (!oracle_image(name, path, sizeof(path)))
-		SKIP("oracle images not available");
-	CHECK_EQ(tux3_open(path, mode, &vol), 0);
-	return vol;
-}
+#include "fixtures.h"
 
 /* small-unified: the countmap on disk says 90 used in group 0; after
  * replay the live bitmap holds 86 (format notes, oracle README). */
 TEST(countmap_small_unified)
 {
-	struct tux3_volume *vol = open_oracle("small-unified", TUX3_OPEN_RDONLY);
+	struct tux3_volume *vol = open_oracle("small-unified");
 	uint32_t ondisk, live;
 	CHECK_EQ(tux3_group_counts(vol, 0, &ondisk, &live), 0);
 	CHECK_EQ(ondisk, 90);
@@ -29,7 +17,7 @@ TEST(countmap_small_unified)
 /* Never unified: no countmap inode, so the on-disk count is 0. */
 TEST(countmap_absent_before_unify)
 {
-	struct tux3_volume *vol = open_oracle("empty-4k", TUX3_OPEN_RDONLY);
+	struct tux3_volume *vol = open_oracle("empty-4k");
 	uint32_t ondisk, live;
 	CHECK_EQ(tux3_group_counts(vol, 0, &ondisk, &live), 0);
 	CHECK_EQ(ondisk, 0);
@@ -46,7 +34,7 @@ TEST(live_counts_match_freeblocks)
 		"empty-16k", "small-delta", "small-unified", "orphan",
 		"tree-fuse" };
 	for (unsigned n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
-		struct tux3_volume *vol = open_oracle(names[n], TUX3_OPEN_RDONLY);
+		struct tux3_volume *vol = open_oracle(names[n]);
 		struct tux3_statfs sfs;
 		uint64_t used = 0, groups;
 		tux3_statfs(vol, &sfs);
@@ -64,7 +52,7 @@ TEST(live_counts_match_freeblocks)
 /* bitmap_count_used at unaligned edges equals bit-by-bit testing. */
 TEST(count_used_edges)
 {
-	struct tux3_volume *vol = open_oracle("tree-fuse", TUX3_OPEN_RDONLY);
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	static const uint64_t starts[] = { 0, 1, 7, 9, 63, 1000, 32760 };
 	for (unsigned i = 0; i < 7; i++) {
 		for (uint64_t len = 0; len < 70; len += 3) {

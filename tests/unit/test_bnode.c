@@ -1,28 +1,6 @@
 /* Layer: bnode.c -- index node lookup and validation, on synthetic
  * buffers (and the verified tree-fuse bnode). */
-#include "harness.h"
-#include "internal.h"
-
-static struct tux3_volume *fake_vol(unsigned bits, uint64_t volblocks)
-{
-	struct tux3_volume *vol = calloc(1, sizeof(*vol));
-	CHECK(vol);
-	vol->dev.fd = -1;
-	vol->blockbits = bits;
-	vol->blocksize = 1u << bits;
-	vol->volblocks = volblocks;
-	vol->reserved_blocks = vol->blocksize >= 8192 ? 1 : 8192 >> bits;
-	tux3_clear_error(vol);
-	return vol;
-}
-
-static void fake_free(struct tux3_volume *vol)
-{
-	for (unsigned i = 0; i < vol->nwarnings; i++)
-		free(vol->warnings[i]);
-	free(vol->warnings);
-	free(vol);
-}
+#include "fixtures.h"
 
 static uint8_t *mkbnode(unsigned bs, unsigned count, const uint64_t *keys,
 			const uint64_t *children)
@@ -230,12 +208,7 @@ TEST(first_error_kept)
 
 TEST(oracle_tree_fuse_bnodes)
 {
-	char buf[1024];
-	const char *path = oracle_image("tree-fuse", buf, sizeof(buf));
-	if (!path)
-		SKIP("no tree-fuse oracle image");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	uint8_t *b = malloc(vol->blocksize);
 	CHECK(b);
 	/* on-disk bytes of block 10: 118 entries, verified first entries */

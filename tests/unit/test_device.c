@@ -2,54 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include "harness.h"
-#include "internal.h"
-
-static char copy_path[600];
-static void remove_copy(void)
-{
-	if (copy_path[0])
-		unlink(copy_path);
-}
-
-/* A writable copy of a small oracle image (RDWR_NORECOVER opens the
- * device for writing; the oracle copies are read-only). */
-static const char *scratch_copy(const char *name)
-{
-	char buf[1024];
-	const char *src = oracle_image(name, buf, sizeof(buf));
-	if (!src)
-		SKIP("oracle image missing (TUX3_ORACLE_DIR)");
-	const char *dir = getenv("TUX3_SCRATCH");
-	snprintf(copy_path, sizeof(copy_path), "%s/tux3-lock-XXXXXX",
-		 dir ? dir : "/tmp");
-	int out = mkstemp(copy_path);
-	CHECK(out >= 0);
-	atexit(remove_copy);
-	int in = open(src, O_RDONLY);
-	CHECK(in >= 0);
-	struct stat st;
-	CHECK(fstat(in, &st) == 0);
-	CHECK(ftruncate(out, st.st_size) == 0);
-	static char data[1 << 16];
-	for (off_t pos = 0; pos < st.st_size;) {
-		off_t d = lseek(in, pos, SEEK_DATA);
-		if (d < 0)
-			break;
-		off_t h = lseek(in, d, SEEK_HOLE);
-		for (off_t o = d; o < h;) {
-			size_t n = h - o < (off_t)sizeof(data) ? (size_t)(h - o)
-							       : sizeof(data);
-			CHECK(pread(in, data, n, o) == (ssize_t)n);
-			CHECK(pwrite(out, data, n, o) == (ssize_t)n);
-			o += (off_t)n;
-		}
-		pos = h;
-	}
-	close(in);
-	close(out);
-	return copy_path;
-}
+#include "fixtures.h"
 
 TEST(writer_excludes_writer)
 {

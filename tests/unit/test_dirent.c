@@ -1,25 +1,5 @@
 /* Layer: dirent.c -- directory blocks (also the atom dictionary). */
-#include "harness.h"
-#include "internal.h"
-
-static struct tux3_volume *fake_vol(unsigned bits, uint64_t volblocks)
-{
-	struct tux3_volume *vol = calloc(1, sizeof(*vol));
-	CHECK(vol);
-	vol->dev.fd = -1;
-	vol->blockbits = bits;
-	vol->blocksize = 1u << bits;
-	vol->volblocks = volblocks;
-	vol->reserved_blocks = vol->blocksize >= 8192 ? 1 : 8192 >> bits;
-	tux3_clear_error(vol);
-	return vol;
-}
-
-static void fake_free(struct tux3_volume *vol)
-{
-	free(vol->warnings);
-	free(vol);
-}
+#include "fixtures.h"
 
 static void rec(uint8_t *blk, unsigned off, uint64_t inum, unsigned rec_len,
 		const char *name, unsigned type)
@@ -260,15 +240,9 @@ TEST(callback_stops)
 
 TEST(oracle_directories)
 {
-	char buf[1024];
-	const char *path = oracle_image("orphan", buf, sizeof(buf));
-	if (!path)
-		SKIP("no orphan oracle image");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-	uint8_t *b = malloc(4096);
+	struct tux3_volume *vol = open_oracle("orphan");
+	uint8_t *b = read_vol_block(vol, 64);
 	struct got g;
-	CHECK_EQ(vol_read_block(vol, 64, b), 0);
 	/* verified: keep.txt rec_len 4096 over victim.bin's remains */
 	CHECK_EQ(be16(b + 8), 4096);
 	CHECK_EQ(be16(b + 24 + 8), 0x0fe8);

@@ -1,25 +1,5 @@
 /* Layer: dleaf.c -- extent leaf entries and the dtree leaf check. */
-#include "harness.h"
-#include "internal.h"
-
-static struct tux3_volume *fake_vol(unsigned bits, uint64_t volblocks)
-{
-	struct tux3_volume *vol = calloc(1, sizeof(*vol));
-	CHECK(vol);
-	vol->dev.fd = -1;
-	vol->blockbits = bits;
-	vol->blocksize = 1u << bits;
-	vol->volblocks = volblocks;
-	vol->reserved_blocks = vol->blocksize >= 8192 ? 1 : 8192 >> bits;
-	tux3_clear_error(vol);
-	return vol;
-}
-
-static void fake_free(struct tux3_volume *vol)
-{
-	free(vol->warnings);
-	free(vol);
-}
+#include "fixtures.h"
 
 struct ent { uint64_t logical, physical; uint32_t version; };
 
@@ -50,9 +30,9 @@ static const struct ent atable[] = {
 	{ (1 << 28) + (1 << 22), 6, 0 }, { (1 << 28) + (1 << 22) + 1, 0, 0 },
 };
 
-TEST(entry_decode)
+/* l decodes as the six atable entries */
+static void expect_atable(const uint8_t *l)
 {
-	uint8_t *l = mkdleaf(4096, 6, atable);
 	CHECK_EQ(dleaf_count(l), 6);
 	for (unsigned i = 0; i < 6; i++) {
 		struct dleaf_entry e;
@@ -61,6 +41,12 @@ TEST(entry_decode)
 		CHECK_EQ(e.physical, atable[i].physical);
 		CHECK_EQ(e.version, 0);
 	}
+}
+
+TEST(entry_decode)
+{
+	uint8_t *l = mkdleaf(4096, 6, atable);
+	expect_atable(l);
 	/* word 0 = logical, word 1 = physical */
 	CHECK_EQ(be64(l + 8 + 32), 1 << 28);
 	CHECK_EQ(be64(l + 8 + 40), 5);
@@ -133,27 +119,29 @@ TEST(check_magic_and_count)
 	fake_free(vol);
 }
 
-TEST(check_sentinel)
+/* A 4K leaf of these entries fails the check with what at offset. */
+static void expect_bad(unsigned count, const struct ent *e, const char *what,
+		       unsigned offset)
 {
 	struct tux3_volume *vol = fake_vol(12, 16384);
-	uint8_t *l = mkdleaf(4096, 2, (struct ent[]){ { 0, 20, 0 }, { 1, 21, 0 } });
+	uint8_t *l = mkdleaf(4096, count, e);
 	CHECK_EQ(check(vol, l, 0, TUX3_KEY_LIMIT), -EUCLEAN);
-	CHECK(strstr(vol->error.what, "sentinel"));
-	CHECK_EQ(vol->error.offset, DLEAF_HEADER + DLEAF_ENTRY);
+	CHECK(strstr(vol->error.what, what));
+	CHECK_EQ(vol->error.offset, offset);
 	free(l);
 	fake_free(vol);
 }
 
+TEST(check_sentinel)
+{
+	expect_bad(2, (struct ent[]){ { 0, 20, 0 }, { 1, 21, 0 } },
+		   "sentinel", DLEAF_HEADER + DLEAF_ENTRY);
+}
+
 TEST(check_version_rejected)
 {
-	struct tux3_volume *vol = fake_vol(12, 16384);
-	uint8_t *l = mkdleaf(4096, 3, (struct ent[]){ { 0, 20, 0 },
-		{ 1, 30, 1 }, { 2, 0, 0 } });
-	CHECK_EQ(check(vol, l, 0, TUX3_KEY_LIMIT), -EUCLEAN);
-	CHECK(strstr(vol->error.what, "version"));
-	CHECK_EQ(vol->error.offset, DLEAF_HEADER + DLEAF_ENTRY);
-	free(l);
-	fake_free(vol);
+	expect_bad(3, (struct ent[]){ { 0, 20, 0 }, { 1, 30, 1 }, { 2, 0, 0 } },
+		   "version", DLEAF_HEADER + DLEAF_ENTRY);
 }
 
 TEST(check_order)
@@ -221,33 +209,20 @@ TEST(check_extent_in_volume)
 
 TEST(oracle_dleaves)
 {
-	char buf[1024];
-	const char *path = oracle_image("small-delta", buf, sizeof(buf));
-	if (!path)
-		SKIP("no small-delta oracle image");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-	uint8_t *l = malloc(4096);
-	CHECK_EQ(vol_read_block(vol, 4, l), 0);
-	CHECK_EQ(dleaf_count(l), 6);
-	for (unsigned i = 0; i < 6; i++) {
-		struct dleaf_entry e;
-		dleaf_entry_get(l, i, &e);
-		CHECK_EQ(e.logical, atable[i].logical);
-		CHECK_EQ(e.physical, atable[i].physical);
-		CHECK_EQ(e.version, 0);
-	}
+	struct tux3_volume *vol = open_oracle("small-delta");
+	uint8_t *l = read_vol_block(vol, 4);
+	expect_atable(l);
 	CHECK_EQ(dtree_ops.leaf_check(vol, l, 4, 0, TUX3_KEY_LIMIT), 0);
+	free(l);
 	tux3_close(vol);
-	path = oracle_image("orphan", buf, sizeof(buf));
-	if (path) {
-		CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-		CHECK_EQ(vol_read_block(vol, 65, l), 0);
+	vol = oracle_or_null("orphan");
+	if (vol) {
+		l = read_vol_block(vol, 65);
 		CHECK_EQ(dleaf_count(l), 13);	/* 12 extents + sentinel */
 		CHECK_EQ(dtree_ops.leaf_check(vol, l, 65, 0, TUX3_KEY_LIMIT), 0);
+		free(l);
 		tux3_close(vol);
 	}
-	free(l);
 }
 
 int main(void)

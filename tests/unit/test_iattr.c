@@ -1,29 +1,6 @@
 /* Layer: iattr.c (and inode.c's decoder) -- inode attribute blobs. */
 #include <sys/stat.h>
-#include "harness.h"
-#include "internal.h"
-
-static struct tux3_volume *fake_vol(unsigned bits, uint64_t volblocks)
-{
-	struct tux3_volume *vol = calloc(1, sizeof(*vol));
-	CHECK(vol);
-	vol->dev.fd = -1;
-	vol->blockbits = bits;
-	vol->blocksize = 1u << bits;
-	vol->volblocks = volblocks;
-	vol->reserved_blocks = vol->blocksize >= 8192 ? 1 : 8192 >> bits;
-	tux3_clear_error(vol);
-	return vol;
-}
-
-static void fake_free(struct tux3_volume *vol)
-{
-	for (unsigned i = 0; i < vol->nwarnings; i++)
-		free(vol->warnings[i]);
-	free(vol->warnings);
-	orphan_set_free(&vol->orphans);
-	free(vol);
-}
+#include "fixtures.h"
 
 struct blob {
 	uint8_t b[2048];
@@ -442,12 +419,7 @@ TEST(orphan_inode_reported_with_one_link)
 
 TEST(oracle_inodes)
 {
-	char buf[1024];
-	const char *path = oracle_image("small-delta", buf, sizeof(buf));
-	if (!path)
-		SKIP("no small-delta oracle image");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	struct tux3_volume *vol = open_oracle("small-delta");
 	struct inode in;
 	/* hello.txt: verified blob ending c000 0009 0001 "myvalue" */
 	CHECK_EQ(inode_load(vol, 64, &in), 0);
@@ -476,10 +448,9 @@ TEST(oracle_inodes)
 	CHECK_EQ(inode_load(vol, 66, &in), -ENOENT);
 	tux3_close(vol);
 
-	path = oracle_image("tree-fuse", buf, sizeof(buf));
-	if (!path)
+	vol = oracle_or_null("tree-fuse");
+	if (!vol)
 		return;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
 	tux3_ino_t ino;
 	CHECK_EQ(tux3_lookup_path(vol, "/special/null", &ino), 0);
 	CHECK_EQ(inode_load(vol, ino, &in), 0);

@@ -1,28 +1,6 @@
 /* Layer: ileaf.c -- inode/orphan table leaves: blob lookup and checks on
  * synthetic leaves (and the verified empty-4k leaf). */
-#include "harness.h"
-#include "internal.h"
-
-static struct tux3_volume *fake_vol(unsigned bits, uint64_t volblocks)
-{
-	struct tux3_volume *vol = calloc(1, sizeof(*vol));
-	CHECK(vol);
-	vol->dev.fd = -1;
-	vol->blockbits = bits;
-	vol->blocksize = 1u << bits;
-	vol->volblocks = volblocks;
-	vol->reserved_blocks = vol->blocksize >= 8192 ? 1 : 8192 >> bits;
-	tux3_clear_error(vol);
-	return vol;
-}
-
-static void fake_free(struct tux3_volume *vol)
-{
-	for (unsigned i = 0; i < vol->nwarnings; i++)
-		free(vol->warnings[i]);
-	free(vol->warnings);
-	free(vol);
-}
+#include "fixtures.h"
 
 /* ends[k-1] = end offset of slot k; blob bytes are filled with the
  * low byte of their inum so a test can see which blob it got. */
@@ -242,14 +220,8 @@ TEST(check_upper_key_bound)
 
 TEST(oracle_empty_4k_leaf)
 {
-	char buf[1024];
-	const char *path = oracle_image("empty-4k", buf, sizeof(buf));
-	if (!path)
-		SKIP("no empty-4k oracle image");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-	uint8_t *l = malloc(4096);
-	CHECK_EQ(vol_read_block(vol, 63, l), 0);
+	struct tux3_volume *vol = open_oracle("empty-4k");
+	uint8_t *l = read_vol_block(vol, 63);
 	CHECK_EQ(be16(l), TUX3_MAGIC_ILEAF);
 	CHECK_EQ(ileaf_count(l), 64);
 	CHECK_EQ(ileaf_ibase(l), 0);

@@ -1,6 +1,5 @@
 /* Layer: orphan.c -- the orphan set and the live orphan list. */
-#include "harness.h"
-#include "internal.h"
+#include "fixtures.h"
 
 TEST(set_add_has_del)
 {
@@ -64,12 +63,7 @@ TEST(set_extreme_inums)
 
 TEST(oracle_orphan)
 {
-	char buf[1024];
-	const char *path = oracle_image("orphan", buf, sizeof(buf));
-	if (!path)
-		SKIP("no orphan oracle image");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	struct tux3_volume *vol = open_oracle("orphan");
 	/* from the log only: the otree is empty */
 	CHECK_EQ(vol->super.oroot, 0);
 	CHECK_EQ(vol->log_orphans.count, 1);
@@ -90,10 +84,9 @@ TEST(oracle_orphan)
 	static const char *none[] = { "empty-4k", "small-delta",
 				      "small-unified", "tree-fuse" };
 	for (unsigned i = 0; i < 4; i++) {
-		path = oracle_image(none[i], buf, sizeof(buf));
-		if (!path)
+		vol = oracle_or_null(none[i]);
+		if (!vol)
 			continue;
-		CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
 		CHECK_EQ(tux3_orphan_count(vol), 0);
 		CHECK_EQ(tux3_orphan(vol, 0), 0);
 		tux3_close(vol);

@@ -1,16 +1,8 @@
 /* Layer: replay.c and balloc.c -- log chain loading, the two replay
  * stages, the live bitmap and free count. */
-#include "harness.h"
-#include "internal.h"
+#include "fixtures.h"
 
 /* ---- crafted volumes: 4K blocks, 64 blocks, ileaf at 5, log at 7.. ---- */
-
-static char tmp_path[512];
-static void remove_tmp(void)
-{
-	if (tmp_path[0])
-		unlink(tmp_path);
-}
 
 #define VB 64
 static uint8_t *img;
@@ -76,21 +68,17 @@ static void set_log(uint64_t chain, uint32_t count)
 	put_be32(img + 4096 + 96, count);
 }
 
+/* A fresh crafted volume whose log is the one block 7; returns its
+ * payload cursor. */
+static uint8_t *one_block_log(void)
+{
+	img_init();
+	return log_block(7, 0);
+}
+
 static const char *img_write(void)
 {
-	const char *dir = getenv("TUX3_SCRATCH");
-	static int registered;
-	if (tmp_path[0])
-		unlink(tmp_path);
-	else if (!registered++)
-		atexit(remove_tmp);
-	snprintf(tmp_path, sizeof(tmp_path), "%s/tux3-replay-XXXXXX",
-		 dir ? dir : "/tmp");
-	int fd = mkstemp(tmp_path);
-	CHECK(fd >= 0);
-	CHECK(write(fd, img, VB * 4096) == VB * 4096);
-	close(fd);
-	return tmp_path;
+	return scratch_image(img, VB * 4096);
 }
 
 static int open_msg(struct tux3_volume **vol, char *msg, size_t len)
@@ -98,10 +86,21 @@ static int open_msg(struct tux3_volume **vol, char *msg, size_t len)
 	return tux3_open_err(img_write(), TUX3_OPEN_RDONLY, vol, msg, len);
 }
 
+/* Open the crafted volume, which must succeed. */
+static struct tux3_volume *open_crafted(void)
+{
+	struct tux3_volume *vol;
+	char msg[512];
+	int err = open_msg(&vol, msg, sizeof(msg));
+	if (err)
+		fprintf(stderr, "%s\n", msg);
+	CHECK_EQ(err, 0);
+	return vol;
+}
+
 TEST(crafted_two_block_chain)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	p = rec_count(p, LOG_BALLOC, 2, 0);
 	p = rec_count(p, LOG_BALLOC, 1, 5);
 	*p++ = LOG_DELTA;
@@ -114,12 +113,7 @@ TEST(crafted_two_block_chain)
 	p = rec_count(p, LOG_BFREE_ON_UNIFY, 1, 30);
 	log_end(9, p);
 	set_log(9, 2);
-	struct tux3_volume *vol;
-	char msg[512];
-	int err = open_msg(&vol, msg, sizeof(msg));
-	if (err)
-		fprintf(stderr, "%s\n", msg);
-	CHECK_EQ(err, 0);
+	struct tux3_volume *vol = open_crafted();
 	CHECK_EQ(vol->logcount, 2);
 	CHECK_EQ(vol->log[0].blocknr, 7);	/* chronological */
 	CHECK_EQ(vol->log[1].blocknr, 9);
@@ -144,8 +138,7 @@ TEST(crafted_two_block_chain)
 
 TEST(crafted_unify_skips_older_records)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	p = rec_count(p, LOG_BALLOC, 40, 20);	/* before the unify */
 	log_end(7, p);
 	p = log_block(8, 7);
@@ -159,9 +152,7 @@ TEST(crafted_unify_skips_older_records)
 	p = rec_count(p, LOG_BALLOC, 1, 62);
 	log_end(8, p);
 	set_log(8, 2);
-	struct tux3_volume *vol;
-	char msg[512];
-	CHECK_EQ(open_msg(&vol, msg, sizeof(msg)), 0);
+	struct tux3_volume *vol = open_crafted();
 	CHECK_EQ(vol->unify_index, 1);
 	CHECK_EQ(vol->unify_offset, 16 + 11);
 	/* FREEBLOCKS 50, BALLOC 61 and 62, then both log blocks */
@@ -178,17 +169,14 @@ TEST(crafted_unify_skips_older_records)
 
 TEST(crafted_conflicts_are_warnings)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	p = rec_count(p, LOG_BALLOC, 2, 20);
 	p = rec_count(p, LOG_BALLOC, 3, 21);	/* 21 already set */
 	p = rec_count(p, LOG_BFREE, 1, 40);	/* 40 already clear */
 	p = rec_count(p, LOG_BALLOC, 1, 7);	/* the log block itself */
 	log_end(7, p);
 	set_log(7, 1);
-	struct tux3_volume *vol;
-	char msg[512];
-	CHECK_EQ(open_msg(&vol, msg, sizeof(msg)), 0);
+	struct tux3_volume *vol = open_crafted();
 	CHECK_EQ(tux3_warning_count(vol), 3);
 	CHECK(strstr(tux3_warning(vol, 0), "block 21"));
 	CHECK(strstr(tux3_warning(vol, 0), "already allocated"));
@@ -242,12 +230,7 @@ TEST(crafted_bnode_records)
 	put_be64(img + 4096 + 40, (2ULL << 48) | 11);
 	/* block 12 on disk is garbage-free but the live tree must use 13 */
 	put_be32(blk(12) + 18, 0100777);
-	struct tux3_volume *vol;
-	char msg[512];
-	int err = open_msg(&vol, msg, sizeof(msg));
-	if (err)
-		fprintf(stderr, "%s\n", msg);
-	CHECK_EQ(err, 0);
+	struct tux3_volume *vol = open_crafted();
 	uint8_t *root = overlay_find(&vol->overlay, 11, NULL);
 	CHECK(root);
 	CHECK_EQ(bnode_count(root), 2);
@@ -283,66 +266,50 @@ static void expect_log_error(const char *what)
 	free(img);
 }
 
+/* Block 7's payload ends at end and opening fails naming what. */
+static void expect_block_error(uint8_t *end, const char *what)
+{
+	log_end(7, end);
+	set_log(7, 1);
+	expect_log_error(what);
+}
+
 TEST(crafted_invalid_code)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	*p++ = LOG_DELTA;
 	*p++ = 0x47;
-	log_end(7, p);
-	set_log(7, 1);
-	expect_log_error("block 7: offset 17: invalid log code 0x47");
-	img_init();
-	p = log_block(7, 0);
+	expect_block_error(p, "block 7: offset 17: invalid log code 0x47");
+	p = one_block_log();
 	*p++ = 0x32;
-	log_end(7, p);
-	set_log(7, 1);
-	expect_log_error("invalid log code 0x32");
+	expect_block_error(p, "invalid log code 0x32");
 }
 
 TEST(crafted_record_overrun)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	p = rec_count(p, LOG_BALLOC, 1, 20);
-	log_end(7, p - 1);	/* payload ends one byte early */
-	set_log(7, 1);
-	expect_log_error("runs past");
+	expect_block_error(p - 1, "runs past");	/* payload ends one byte early */
 }
 
 TEST(crafted_bad_ranges)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	p = rec_count(p, LOG_BALLOC, 0, 20);
-	log_end(7, p);
-	set_log(7, 1);
-	expect_log_error("outside the volume");
-	img_init();
-	p = log_block(7, 0);
+	expect_block_error(p, "outside the volume");
+	p = one_block_log();
 	p = rec_count(p, LOG_BALLOC, 5, 60);	/* 60..64 past 64 blocks */
-	log_end(7, p);
-	set_log(7, 1);
-	expect_log_error("outside the volume");
-	img_init();
-	p = log_block(7, 0);
+	expect_block_error(p, "outside the volume");
+	p = one_block_log();
 	p = rec_2(p, LOG_LEAF_REDIRECT, 5, 64);
-	log_end(7, p);
-	set_log(7, 1);
-	expect_log_error("outside the volume");
-	img_init();
-	p = log_block(7, 0);
+	expect_block_error(p, "outside the volume");
+	p = one_block_log();
 	p[0] = LOG_FREEBLOCKS;
 	put_be48(p + 1, 65);
-	log_end(7, p + 7);
-	set_log(7, 1);
-	expect_log_error("FREEBLOCKS 65");
-	img_init();
-	p = log_block(7, 0);
+	expect_block_error(p + 7, "FREEBLOCKS 65");
+	p = one_block_log();
 	p[0] = LOG_ORPHAN_ADD;
-	log_end(7, p + 9);
-	set_log(7, 1);
-	expect_log_error("inode 0");
+	expect_block_error(p + 9, "inode 0");
 }
 
 TEST(crafted_chain_errors)
@@ -365,8 +332,7 @@ TEST(crafted_chain_errors)
 	set_log(7, 2);
 	expect_log_error("outside the volume");
 	/* a block without the log magic */
-	img_init();
-	p = log_block(7, 0);
+	p = one_block_log();
 	log_end(7, p);
 	set_log(7, 1);
 	put_be16(blk(7), TUX3_MAGIC_BNODE);
@@ -377,17 +343,14 @@ TEST(crafted_chain_errors)
 	*p++ = LOG_DELTA;
 	log_end(7, p);
 	set_log(7, 1);
-	struct tux3_volume *vol;
-	char msg[512];
-	CHECK_EQ(open_msg(&vol, msg, sizeof(msg)), 0);
+	struct tux3_volume *vol = open_crafted();
 	tux3_close(vol);
 	free(img);
 }
 
 TEST(crafted_noreplay_ignores_log)
 {
-	img_init();
-	uint8_t *p = log_block(7, 0);
+	uint8_t *p = one_block_log();
 	*p++ = 0x47;	/* damaged log */
 	log_end(7, p);
 	set_log(7, 1);
@@ -405,18 +368,6 @@ TEST(crafted_noreplay_ignores_log)
 
 /* ---- the oracle volumes ---- */
 
-static struct tux3_volume *oracle_open(const char *name,
-				       enum tux3_open_mode mode)
-{
-	char buf[1024];
-	const char *path = oracle_image(name, buf, sizeof(buf));
-	if (!path)
-		SKIP("oracle image missing (TUX3_ORACLE_DIR)");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, mode, &vol), 0);
-	return vol;
-}
-
 static bool in_runs(uint64_t b, const uint64_t (*runs)[2], unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -427,7 +378,7 @@ static bool in_runs(uint64_t b, const uint64_t (*runs)[2], unsigned n)
 
 TEST(small_unified_live_bitmap)
 {
-	struct tux3_volume *vol = oracle_open("small-unified",
+	struct tux3_volume *vol = open_oracle_mode("small-unified",
 					      TUX3_OPEN_RDONLY);
 	static const uint64_t live[][2] = { { 0, 1 }, { 4, 6 }, { 63, 63 },
 		{ 66, 67 }, { 69, 143 }, { 147, 149 } };
@@ -450,7 +401,7 @@ TEST(small_unified_live_bitmap)
 
 TEST(small_unified_noreplay_bitmap)
 {
-	struct tux3_volume *vol = oracle_open("small-unified",
+	struct tux3_volume *vol = open_oracle_mode("small-unified",
 					      TUX3_OPEN_NOREPLAY);
 	static const uint64_t disk[][2] = { { 0, 1 }, { 4, 7 }, { 63, 146 } };
 	for (uint64_t b = 0; b < 16384; b++)
@@ -463,7 +414,7 @@ TEST(small_unified_noreplay_bitmap)
 
 TEST(corrupt_bitmap_block_4000)
 {
-	struct tux3_volume *vol = oracle_open("corrupt-bitmap",
+	struct tux3_volume *vol = open_oracle_mode("corrupt-bitmap",
 					      TUX3_OPEN_RDONLY);
 	CHECK_EQ(tux3_block_is_used(vol, 4000), 1);
 	CHECK_EQ(tux3_block_is_used(vol, 3999), 0);
@@ -475,7 +426,7 @@ TEST(corrupt_bitmap_block_4000)
 
 TEST(corrupt_bitmap_alloc_warning)
 {
-	struct tux3_volume *vol = oracle_open("corrupt-bitmap-alloc",
+	struct tux3_volume *vol = open_oracle_mode("corrupt-bitmap-alloc",
 					      TUX3_OPEN_RDONLY);
 	CHECK_EQ(tux3_warning_count(vol), 1);
 	const char *w = tux3_warning(vol, 0);
@@ -493,7 +444,7 @@ TEST(corrupt_bitmap_alloc_warning)
 
 TEST(tree_fuse_bnode_overlay)
 {
-	struct tux3_volume *vol = oracle_open("tree-fuse", TUX3_OPEN_RDONLY);
+	struct tux3_volume *vol = open_oracle_mode("tree-fuse", TUX3_OPEN_RDONLY);
 	CHECK_EQ(vol->unify_index, 0);
 	CHECK_EQ(vol->log[0].blocknr, 63);
 	CHECK_EQ(vol->log[1].blocknr, 62);
@@ -516,8 +467,7 @@ TEST(tree_fuse_bnode_overlay)
 	i = bnode_lookup(root, 16128);
 	CHECK_EQ(bnode_child(root, i), 16384);
 	/* reads of block 5 go through the overlay */
-	uint8_t *b = malloc(4096);
-	CHECK_EQ(vol_read_block(vol, 5, b), 0);
+	uint8_t *b = read_vol_block(vol, 5);
 	CHECK(!memcmp(b, root, 4096));
 	free(b);
 	struct tux3_super_info si;
@@ -527,10 +477,9 @@ TEST(tree_fuse_bnode_overlay)
 	tux3_close(vol);
 
 	/* without replay, block 5 is the stale 117-entry image */
-	vol = oracle_open("tree-fuse", TUX3_OPEN_NOREPLAY);
+	vol = open_oracle_mode("tree-fuse", TUX3_OPEN_NOREPLAY);
 	CHECK_EQ(vol->overlay.count, 0);
-	b = malloc(4096);
-	CHECK_EQ(vol_read_block(vol, 5, b), 0);
+	b = read_vol_block(vol, 5);
 	CHECK_EQ(bnode_count(b), 117);
 	free(b);
 	CHECK_EQ(vol->freeblocks, 28177);
@@ -547,7 +496,7 @@ TEST(empty_volumes_free_space)
 		char buf[1024];
 		if (!oracle_image(e[k].name, buf, sizeof(buf)))
 			SKIP("oracle image missing");
-		struct tux3_volume *vol = oracle_open(e[k].name,
+		struct tux3_volume *vol = open_oracle_mode(e[k].name,
 						      TUX3_OPEN_RDONLY);
 		CHECK_EQ(vol->reserved_blocks, e[k].reserved);
 		CHECK_EQ(vol->freeblocks, e[k].free);

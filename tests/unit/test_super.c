@@ -2,8 +2,7 @@
  * (through tux3_open on crafted images and on the oracle volumes). */
 #include <fcntl.h>
 #include <sys/stat.h>
-#include "harness.h"
-#include "internal.h"
+#include "fixtures.h"
 
 /* ---- packed roots ---- */
 
@@ -149,13 +148,6 @@ TEST(super_decode_fields)
 
 /* ---- crafted minimal volumes ---- */
 
-static char tmp_path[512];
-static void remove_tmp(void)
-{
-	if (tmp_path[0])
-		unlink(tmp_path);
-}
-
 struct img {
 	uint8_t *buf;
 	size_t len;
@@ -222,21 +214,10 @@ static void img_build(struct img *m, unsigned bits, uint64_t volblocks)
 
 static const char *img_write(struct img *m, size_t len)
 {
-	const char *dir = getenv("TUX3_SCRATCH");
-	static int registered;
-	if (tmp_path[0])
-		unlink(tmp_path);	/* one crafted image at a time */
-	else if (!registered++)
-		atexit(remove_tmp);
-	snprintf(tmp_path, sizeof(tmp_path), "%s/tux3-super-XXXXXX",
-		 dir ? dir : "/tmp");
-	int fd = mkstemp(tmp_path);
-	CHECK(fd >= 0);
-	CHECK(write(fd, m->buf, len) == (ssize_t)len);
-	close(fd);
+	const char *path = scratch_image(m->buf, len);
 	free(m->buf);
 	m->buf = NULL;
-	return tmp_path;
+	return path;
 }
 
 static int open_err(const char *path, char *msg, size_t len)

@@ -1,7 +1,6 @@
 /* Layer: walk.c -- the volume walker on every oracle volume. */
 #include <sys/stat.h>
-#include "harness.h"
-#include "internal.h"
+#include "fixtures.h"
 #include "tux3_walk.h"
 
 struct counts {
@@ -151,17 +150,6 @@ static const struct tux3_walk_ops all_ops = {
 	.error = c_error,
 };
 
-static struct tux3_volume *open_image(const char *name)
-{
-	char buf[1024];
-	const char *path = oracle_image(name, buf, sizeof(buf));
-	if (!path)
-		SKIP("oracle image missing (TUX3_ORACLE_DIR)");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-	return vol;
-}
-
 /* "(N blocks, M records)" from the info file, if the sources are known */
 static bool info_log_counts(const char *image, unsigned *blocks,
 			    unsigned *records)
@@ -240,7 +228,7 @@ static const struct expect expect[] = {
 
 static void walk_image(const struct expect *e)
 {
-	struct tux3_volume *vol = open_image(e->name);
+	struct tux3_volume *vol = open_oracle(e->name);
 	struct counts c = { 0 };
 	int r = tux3_walk(vol, &all_ops, &c);
 	CHECK_EQ(r, 0);
@@ -312,7 +300,7 @@ TEST(walk_tree_fuse)
 
 TEST(walk_stops_on_negative)
 {
-	struct tux3_volume *vol = open_image("tree-fuse");
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	struct counts c = { .stop_inodes_after = 10 };
 	CHECK_EQ(tux3_walk(vol, &all_ops, &c), -99);
 	CHECK_EQ(c.inodes, 10);
@@ -323,7 +311,7 @@ TEST(walk_stops_on_negative)
 
 TEST(walk_skips_children)
 {
-	struct tux3_volume *vol = open_image("small-delta");
+	struct tux3_volume *vol = open_oracle("small-delta");
 	struct counts c = { .skip_ino = TUX3_ROOT_INO };
 	CHECK_EQ(tux3_walk(vol, &all_ops, &c), 0);
 	CHECK_EQ(c.dirents, 0);		/* the root's entries skipped */
@@ -335,7 +323,7 @@ TEST(walk_skips_children)
 
 TEST(walk_no_callbacks)
 {
-	struct tux3_volume *vol = open_image("tree-fuse");
+	struct tux3_volume *vol = open_oracle("tree-fuse");
 	struct tux3_walk_ops none = { 0 };
 	CHECK_EQ(tux3_walk(vol, &none, NULL), 0);
 	tux3_close(vol);
@@ -345,12 +333,7 @@ TEST(walk_noreplay_reports_stale_tree)
 {
 	/* without replay the itree root is the stale block 5; the walk still
 	 * completes, and whatever it skips is reported, never fatal */
-	char buf[1024];
-	const char *path = oracle_image("tree-fuse", buf, sizeof(buf));
-	if (!path)
-		SKIP("oracle image missing");
-	struct tux3_volume *vol;
-	CHECK_EQ(tux3_open(path, TUX3_OPEN_NOREPLAY, &vol), 0);
+	struct tux3_volume *vol = open_oracle_mode("tree-fuse", TUX3_OPEN_NOREPLAY);
 	struct counts c = { 0 };
 	struct tux3_walk_ops ops = all_ops;
 	ops.super = NULL;
