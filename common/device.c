@@ -120,3 +120,32 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	}
 	return 0;
 }
+
+int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	if (dev->readonly)
+		return -EROFS;	/* belt and braces: the fd is O_RDONLY too */
+	while (len) {
+		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Make everything written so far durable (the commit barrier). */
+int dev_flush(struct device *dev)
+{
+	if (dev->readonly)
+		return 0;
+	return fdatasync(dev->fd) < 0 ? -errno : 0;
+}

@@ -58,6 +58,8 @@ int dev_open(struct device *dev, const char *path, bool write, char *err,
 	     size_t errlen);
 void dev_close(struct device *dev);
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
+int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off);
+int dev_flush(struct device *dev);
 
 /* ---- packed roots (super.c) ---- */
 struct root {

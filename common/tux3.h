@@ -103,6 +103,25 @@ struct tux3_super_info {
 void tux3_super_info(const struct tux3_volume *vol,
 		     struct tux3_super_info *info);
 
+/*
+ * Identity and features: our superblock extension record (see
+ * doc/format.md, "Extensions"), kept in superblock bytes the reference
+ * Tux3 code preserves without reading.
+ */
+#define TUX3_LABEL_MAX 64	/* bytes, NUL-padded, not NUL-terminated */
+
+struct tux3_identity {
+	int present;		/* the volume carries a valid record */
+	unsigned version;
+	uint8_t uuid[16];
+	char label[TUX3_LABEL_MAX + 1];	/* NUL-terminated copy */
+	int64_t mkfs_time_ns;
+	uint32_t compat, ro_compat, incompat;
+	uint64_t seq;		/* commit sequence number of the seal */
+	int sealed;		/* the seal matches the live superblock */
+};
+int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id);
+
 struct tux3_stat {
 	tux3_ino_t ino;
 	uint32_t mode;		/* S_IFMT | permission bits */
