@@ -63,3 +63,128 @@ int bnode_check(struct tux3_volume *vol, const uint8_t *b, uint64_t blocknr,
 	}
 	return 0;
 }
+
+/*
+ * Editing bnodes.  The same functions serve the B-tree engine when it
+ * changes a tree and log replay when it applies the BNODE_* records that
+ * describe those changes, so the two can never disagree.  Each checks the
+ * image it is given and returns -ENOSPC, -ENOENT, -EEXIST or -EINVAL
+ * rather than trusting it.
+ */
+static void bnode_set(uint8_t *b, unsigned i, uint64_t key, uint64_t child)
+{
+	put_be64(b + BNODE_HEADER + BNODE_ENTRY * i, key);
+	put_be64(b + BNODE_HEADER + BNODE_ENTRY * i + 8, child);
+}
+
+static void bnode_move(uint8_t *b, unsigned to, unsigned from, unsigned n)
+{
+	memmove(b + BNODE_HEADER + BNODE_ENTRY * to,
+		b + BNODE_HEADER + BNODE_ENTRY * from, (size_t)n * BNODE_ENTRY);
+}
+
+/* Index of the entry whose key is exactly key. */
+static int bnode_find_exact(const uint8_t *b, uint64_t key, unsigned *index)
+{
+	unsigned count = bnode_count(b);
+	unsigned i = count ? bnode_lookup(b, key) : 0;
+	if (!count || bnode_key(b, i) != key)
+		return -ENOENT;
+	*index = i;
+	return 0;
+}
+
+void bnode_init(uint8_t *b, unsigned blocksize)
+{
+	memset(b, 0, blocksize);
+	put_be16(b, TUX3_MAGIC_BNODE);
+}
+
+/* A new root over one child (count 1) or two (count 2, split at rkey). */
+int bnode_init_root(uint8_t *b, unsigned blocksize, unsigned count,
+		    uint64_t left, uint64_t right, uint64_t rkey)
+{
+	if (count != 1 && count != 2)
+		return -EINVAL;
+	bnode_init(b, blocksize);
+	put_be32(b + 4, count);
+	bnode_set(b, 0, 0, left);
+	if (count == 2)
+		bnode_set(b, 1, rkey, right);
+	return 0;
+}
+
+/* Insert {key -> child} after the entry covering key. */
+int bnode_add(uint8_t *b, unsigned blocksize, uint64_t key, uint64_t child)
+{
+	unsigned n = bnode_count(b);
+	if (n >= bnode_capacity(blocksize))
+		return -ENOSPC;
+	unsigned i = n ? bnode_lookup(b, key) + 1 : 0;
+	if (i && bnode_key(b, i - 1) == key)
+		return -EEXIST;
+	bnode_move(b, i + 1, i, n - i);
+	bnode_set(b, i, key, child);
+	put_be32(b + 4, n + 1);
+	return 0;
+}
+
+/* Point the entry with this exact key at another child. */
+int bnode_update(uint8_t *b, uint64_t key, uint64_t child)
+{
+	unsigned i;
+	int err = bnode_find_exact(b, key, &i);
+	if (!err)
+		bnode_set(b, i, key, child);
+	return err;
+}
+
+/* Move entries pos.. of src into the empty bnode dst. */
+int bnode_split(uint8_t *src, unsigned pos, uint8_t *dst, unsigned blocksize)
+{
+	unsigned n = bnode_count(src);
+	if (pos > n)
+		return -EINVAL;
+	bnode_init(dst, blocksize);
+	memcpy(dst + BNODE_HEADER, src + BNODE_HEADER + BNODE_ENTRY * pos,
+	       (size_t)(n - pos) * BNODE_ENTRY);
+	put_be32(dst + 4, n - pos);
+	put_be32(src + 4, pos);
+	return 0;
+}
+
+/* Append all of src's entries to dst. */
+int bnode_merge(uint8_t *dst, const uint8_t *src, unsigned blocksize)
+{
+	unsigned n = bnode_count(dst), m = bnode_count(src);
+	if (n + m > bnode_capacity(blocksize))
+		return -ENOSPC;
+	memcpy(dst + BNODE_HEADER + BNODE_ENTRY * n, src + BNODE_HEADER,
+	       (size_t)m * BNODE_ENTRY);
+	put_be32(dst + 4, n + m);
+	return 0;
+}
+
+/* Remove count entries starting at the one with this exact key. */
+int bnode_del(uint8_t *b, uint64_t key, unsigned count)
+{
+	unsigned i, n = bnode_count(b);
+	int err = bnode_find_exact(b, key, &i);
+	if (err)
+		return err;
+	if (!count || count > n - i)
+		return -EINVAL;
+	bnode_move(b, i, i + count, n - i - count);
+	put_be32(b + 4, n - count);
+	return 0;
+}
+
+/* Change the separator key from -> to. */
+int bnode_adjust(uint8_t *b, uint64_t from, uint64_t to)
+{
+	unsigned i;
+	int err = bnode_find_exact(b, from, &i);
+	if (!err)
+		put_be64(b + BNODE_HEADER + BNODE_ENTRY * i, to);
+	return err;
+}

@@ -3,6 +3,7 @@
  *
  * Map of on-disk structures to files:
  *   superblock, packed roots     super.c
+ *   superblock extension record  superext.c
  *   bnode                        bnode.c
  *   generic B-tree reader        btree.c
  *   ileaf / oleaf                ileaf.c
@@ -146,6 +147,11 @@ unsigned log_decode_record(const uint8_t *blk, unsigned offset, unsigned end,
 unsigned log_record_blocks(const struct logrec *rec, uint64_t out[4],
 			   uint32_t *count);
 int log_format_record(const struct logrec *rec, char *buf, size_t len);
+/* Encoders (mkfs, the write path): log_encode_record writes rec at buf and
+ * returns its size (0 = invalid code); log_encode_head fills the 16-byte
+ * log block header. */
+unsigned log_encode_record(uint8_t *buf, const struct logrec *rec);
+void log_encode_head(uint8_t *blk, unsigned bytes, uint64_t logchain);
 
 /* One log block of the current cycle, chronological index. */
 struct logblk {
@@ -203,6 +209,12 @@ typedef int (*attr_fn)(struct tux3_volume *vol, void *ctx,
 int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 		 attr_fn fn, void *ctx);
 const char *iattr_kind_name(unsigned kind);
+/* Encoders (iattr.c): fixed attributes by inode->present, then XATTRs. */
+#define IATTR_FIXED_MAX 68	/* every fixed kind once: 6 heads + payloads */
+unsigned iattr_encode_fixed(uint8_t *buf, const struct inode *inode);
+unsigned iattr_encode_xattr(uint8_t *buf, unsigned atom, const void *value,
+			    unsigned size);
+uint64_t iattr_max_size(unsigned blockbits);
 
 /* ---- B-trees (btree.c) ---- */
 struct btree_ops {
@@ -273,6 +285,16 @@ int bnode_check(struct tux3_volume *vol, const uint8_t *b, uint64_t blocknr,
 		uint64_t lo, uint64_t hi, bool is_root);
 /* index of last entry with key <= k (0 if none) */
 unsigned bnode_lookup(const uint8_t *b, uint64_t key);
+/* editing (bnode.c): shared by the B-tree engine and log replay */
+void bnode_init(uint8_t *b, unsigned blocksize);
+int bnode_init_root(uint8_t *b, unsigned blocksize, unsigned count,
+		    uint64_t left, uint64_t right, uint64_t rkey);
+int bnode_add(uint8_t *b, unsigned blocksize, uint64_t key, uint64_t child);
+int bnode_update(uint8_t *b, uint64_t key, uint64_t child);
+int bnode_split(uint8_t *src, unsigned pos, uint8_t *dst, unsigned blocksize);
+int bnode_merge(uint8_t *dst, const uint8_t *src, unsigned blocksize);
+int bnode_del(uint8_t *b, uint64_t key, unsigned count);
+int bnode_adjust(uint8_t *b, uint64_t from, uint64_t to);
 
 /* ileaf.c */
 #define ILEAF_HEADER 16
@@ -347,6 +369,50 @@ int atom_refcount(struct tux3_volume *vol, unsigned atom, uint32_t *ref);
 int atom_unatom(struct tux3_volume *vol, unsigned atom, uint64_t *val);
 void atable_free(struct atom_table *at);
 
+/* ---- superext.c: the superblock extension record (format.md 15) ----
+ * Bytes 512..1023 of the 4 KiB superblock area (absolute 4608..5119),
+ * which the reference writes back unchanged. */
+#define SUPEREXT_OFFSET		512	/* in the superblock area */
+#define SUPEREXT_SIZE		512
+#define SUPEREXT_CRC_OFFSET	508
+#define SUPEREXT_MAGIC		0x54335831u	/* "T3X1" */
+#define SUPEREXT_VERSION	1
+/* Feature bits this build knows; later features add their bits here. */
+#define SUPEREXT_COMPAT_KNOWN		0u
+#define SUPEREXT_RO_COMPAT_KNOWN	0u
+#define SUPEREXT_INCOMPAT_KNOWN		0u
+
+/* The commit fields the record was sealed against, plus its sequence. */
+struct superext_seal {
+	uint64_t seq;
+	uint64_t logchain;
+	uint32_t logcount;
+	uint64_t iroot, oroot;		/* packed, as on disk */
+};
+
+/* CRC32C (Castagnoli, as iSCSI/ext4): crc32c(0, "123456789", 9) is
+ * 0xE3069283.  Chain calls by passing the previous result. */
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+/* Decode the record from the 4096-byte superblock area.  Returns 1 and
+ * fills id (present = 1, sealed = 0) and seal for a valid record; 0 if the
+ * sector is all zero (no record); -EUCLEAN with the reason in why for a
+ * sector that holds no usable record (bad magic, CRC, version or size),
+ * which callers treat as absent.  id and seal are zeroed unless 1. */
+int superext_decode(const uint8_t *sb4096, struct tux3_identity *id,
+		    struct superext_seal *seal, char *why, size_t whylen);
+/* Write a complete record into sb4096 (bytes 512..1023): id's features,
+ * uuid, label (up to 64 bytes) and mkfs time; sealed against sb's
+ * logchain, logcount, iroot and oroot with sequence seq; CRC last. */
+void superext_encode(uint8_t *sb4096, const struct tux3_identity *id,
+		     const struct disksuper *sb, uint64_t seq);
+/* Does the seal match these superblock fields? */
+bool superext_sealed(const struct superext_seal *seal,
+		     const struct disksuper *sb);
+/* Open-time step (volume_load): decode into vol->ident / vol->seal, warn
+ * on a damaged record, -EOPNOTSUPP for unknown incompat features, -EROFS
+ * for unknown ro_compat features in a writable mode. */
+int superext_load(struct tux3_volume *vol);
+
 /* ---- the volume ---- */
 struct orphan_set {
 	tux3_ino_t *inums;
@@ -387,6 +453,10 @@ struct tux3_volume {
 	char **warnings;
 	unsigned nwarnings;
 	uint8_t *scratch;		/* one block, short-lived use only */
+
+	/* our superblock extension record (superext.c), as read at open */
+	struct tux3_identity ident;	/* present == 0: none or unusable */
+	struct superext_seal seal;
 };
 
 /* volume.c */

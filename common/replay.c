@@ -235,37 +235,25 @@ static int bnode_get(struct tux3_volume *vol, struct logblk *lb,
 	return 0;
 }
 
-static void bnode_set(uint8_t *b, unsigned i, uint64_t key, uint64_t child)
+/* An edit that the record promised would fit did not: the log was not
+ * written against this image. */
+static int edit_failed(struct tux3_volume *vol, struct logblk *lb,
+		       const struct logrec *r, uint64_t block, int err)
 {
-	put_be64(b + BNODE_HEADER + BNODE_ENTRY * i, key);
-	put_be64(b + BNODE_HEADER + BNODE_ENTRY * i + 8, child);
-}
-
-static void bnode_move(uint8_t *b, unsigned to, unsigned from, unsigned n)
-{
-	memmove(b + BNODE_HEADER + BNODE_ENTRY * to,
-		b + BNODE_HEADER + BNODE_ENTRY * from, (size_t)n * BNODE_ENTRY);
-}
-
-/* Entry whose key is exactly key, as the record promises. */
-static int bnode_exact(struct tux3_volume *vol, struct logblk *lb,
-		       const struct logrec *rec, const uint8_t *b,
-		       uint64_t block, uint64_t key, unsigned *index)
-{
-	unsigned count = bnode_count(b);
-	unsigned i = count ? bnode_lookup(b, key) : 0;
-	if (!count || bnode_key(b, i) != key)
-		return LOGERR(vol, lb, rec->offset, "log record %s: bnode %"
-			      PRIu64 " has no entry with key %" PRIu64,
-			      log_code_name(rec->code), block, key);
-	*index = i;
-	return 0;
+	char text[160];
+	const char *why = err == -ENOENT ? "has no entry with the key" :
+			  err == -EEXIST ? "already has an entry with the key" :
+			  err == -ENOSPC ? "has no room for the entries" :
+			  "does not have the entries the record names";
+	log_format_record(r, text, sizeof(text));
+	return LOGERR(vol, lb, r->offset, "log record %s: bnode %" PRIu64
+		      " %s", text, block, why);
 }
 
 static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 			 const struct logrec *r)
 {
-	unsigned cap = bnode_capacity(vol->blocksize), i, n;
+	unsigned bs = vol->blocksize;
 	uint8_t *b, *d;
 	int err = 0;
 
@@ -273,95 +261,51 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 	case LOG_BNODE_REDIRECT:
 		if ((err = bnode_get(vol, lb, r, r->oldb, false, &b)))
 			return err;
-		if ((err = overlay_put(&vol->overlay, r->newb, vol->blocksize,
-				       &d)))
+		if ((err = overlay_put(&vol->overlay, r->newb, bs, &d)))
 			return err;
 		b = overlay_find(&vol->overlay, r->oldb, NULL);
-		memcpy(d, b, vol->blocksize);
+		memcpy(d, b, bs);
 		return 0;
 	case LOG_BNODE_ROOT:
 		if ((err = bnode_get(vol, lb, r, r->root, true, &b)))
 			return err;
-		put_be32(b + 4, r->count);
-		bnode_set(b, 0, 0, r->left);
-		if (r->count == 2)
-			bnode_set(b, 1, r->rkey, r->right);
-		return 0;
+		err = bnode_init_root(b, bs, r->count, r->left, r->right,
+				      r->rkey);
+		return err ? edit_failed(vol, lb, r, r->root, err) : 0;
 	case LOG_BNODE_SPLIT:
-		if ((err = bnode_get(vol, lb, r, r->src, false, &b)))
-			return err;
-		n = bnode_count(b);
-		if (r->pos > n)
-			return LOGERR(vol, lb, r->offset, "log record "
-				      "BNODE_SPLIT: position %u beyond the %u "
-				      "entries of bnode %" PRIu64, r->pos, n,
-				      r->src);
-		if ((err = bnode_get(vol, lb, r, r->dst, true, &d)))
+		if ((err = bnode_get(vol, lb, r, r->src, false, &b)) ||
+		    (err = bnode_get(vol, lb, r, r->dst, true, &d)))
 			return err;
 		b = overlay_find(&vol->overlay, r->src, NULL);
-		memcpy(d + BNODE_HEADER, b + BNODE_HEADER + BNODE_ENTRY * r->pos,
-		       (size_t)(n - r->pos) * BNODE_ENTRY);
-		put_be32(d + 4, n - r->pos);
-		put_be32(b + 4, r->pos);
-		return 0;
+		err = bnode_split(b, r->pos, d, bs);
+		return err ? edit_failed(vol, lb, r, r->src, err) : 0;
 	case LOG_BNODE_ADD:
 		if ((err = bnode_get(vol, lb, r, r->parent, false, &b)))
 			return err;
-		n = bnode_count(b);
-		if (n >= cap)
-			return LOGERR(vol, lb, r->offset, "log record BNODE_ADD:"
-				      " bnode %" PRIu64 " is full", r->parent);
-		i = n ? bnode_lookup(b, r->key) + 1 : 0;
-		/* ADD inserts a new separator: if the bnode already has the
-		 * key, the record was not written against this image */
-		if (i && bnode_key(b, i - 1) == r->key)
-			return LOGERR(vol, lb, r->offset, "log record BNODE_ADD:"
-				      " bnode %" PRIu64 " already has an entry "
-				      "with key %" PRIu64, r->parent, r->key);
-		bnode_move(b, i + 1, i, n - i);
-		bnode_set(b, i, r->key, r->child);
-		put_be32(b + 4, n + 1);
-		return 0;
+		err = bnode_add(b, bs, r->key, r->child);
+		return err ? edit_failed(vol, lb, r, r->parent, err) : 0;
 	case LOG_BNODE_UPDATE:
-		if ((err = bnode_get(vol, lb, r, r->parent, false, &b)) ||
-		    (err = bnode_exact(vol, lb, r, b, r->parent, r->key, &i)))
+		if ((err = bnode_get(vol, lb, r, r->parent, false, &b)))
 			return err;
-		bnode_set(b, i, r->key, r->child);
-		return 0;
+		err = bnode_update(b, r->key, r->child);
+		return err ? edit_failed(vol, lb, r, r->parent, err) : 0;
 	case LOG_BNODE_MERGE:
 		if ((err = bnode_get(vol, lb, r, r->src, false, &b)) ||
 		    (err = bnode_get(vol, lb, r, r->dst, false, &d)))
 			return err;
 		b = overlay_find(&vol->overlay, r->src, NULL);
-		n = bnode_count(d);
-		i = bnode_count(b);
-		if (n + i > cap)
-			return LOGERR(vol, lb, r->offset, "log record "
-				      "BNODE_MERGE: %u + %u entries overflow "
-				      "bnode %" PRIu64, n, i, r->dst);
-		memcpy(d + BNODE_HEADER + BNODE_ENTRY * n, b + BNODE_HEADER,
-		       (size_t)i * BNODE_ENTRY);
-		put_be32(d + 4, n + i);
-		return 0;
+		err = bnode_merge(d, b, bs);
+		return err ? edit_failed(vol, lb, r, r->dst, err) : 0;
 	case LOG_BNODE_DEL:
-		if ((err = bnode_get(vol, lb, r, r->block, false, &b)) ||
-		    (err = bnode_exact(vol, lb, r, b, r->block, r->key, &i)))
+		if ((err = bnode_get(vol, lb, r, r->block, false, &b)))
 			return err;
-		n = bnode_count(b);
-		if (r->count > n - i)
-			return LOGERR(vol, lb, r->offset, "log record BNODE_DEL:"
-				      " %u entries from position %u of bnode %"
-				      PRIu64 " with %u", r->count, i, r->block,
-				      n);
-		bnode_move(b, i, i + r->count, n - i - r->count);
-		put_be32(b + 4, n - r->count);
-		return 0;
+		err = bnode_del(b, r->key, r->count);
+		return err ? edit_failed(vol, lb, r, r->block, err) : 0;
 	case LOG_BNODE_ADJUST:
-		if ((err = bnode_get(vol, lb, r, r->block, false, &b)) ||
-		    (err = bnode_exact(vol, lb, r, b, r->block, r->from, &i)))
+		if ((err = bnode_get(vol, lb, r, r->block, false, &b)))
 			return err;
-		put_be64(b + BNODE_HEADER + BNODE_ENTRY * i, r->to);
-		return 0;
+		err = bnode_adjust(b, r->from, r->to);
+		return err ? edit_failed(vol, lb, r, r->block, err) : 0;
 	case LOG_BNODE_FREE:
 		overlay_drop(&vol->overlay, r->block);
 		return 0;
