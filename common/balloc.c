@@ -19,7 +19,8 @@ int bitmap_init(struct tux3_volume *vol)
 	bm->nchunks = (size_t)((vol->volblocks + bits_per_chunk - 1) /
 			       bits_per_chunk);
 	bm->chunks = calloc(bm->nchunks, sizeof(*bm->chunks));
-	if (!bm->chunks)
+	bm->dirty = calloc(bm->nchunks, 1);
+	if (!bm->chunks || !bm->dirty)
 		return -ENOMEM;
 	int err = inode_load(vol, TUX3_BITMAP_INO, &vol->bitmap_inode);
 	if (err == -ENOENT) {
@@ -38,6 +39,8 @@ void bitmap_free(struct bitmap *bm)
 	for (size_t i = 0; i < bm->nchunks && bm->chunks; i++)
 		free(bm->chunks[i]);
 	free(bm->chunks);
+	free(bm->dirty);
+	free(bm->groupused);
 	memset(bm, 0, sizeof(*bm));
 }
 
@@ -109,6 +112,11 @@ int64_t bitmap_modify(struct tux3_volume *vol, uint64_t start, uint64_t count,
 		} else {
 			c[bit >> 3] &= (uint8_t)~mask;
 			vol->freeblocks++;
+		}
+		vol->bitmap.dirty[b >> shift] = 1;
+		if (vol->bitmap.groupused) {
+			uint32_t *g = &vol->bitmap.groupused[b >> TUX3_GROUPBITS];
+			*g = set ? *g + 1 : *g - 1;
 		}
 	}
 	return conflicts;
@@ -194,5 +202,182 @@ int tux3_group_counts(struct tux3_volume *vol, uint64_t group,
 					1ULL << TUX3_GROUPBITS, &used);
 	if (!err)
 		*live = (uint32_t)used;
+	return err;
+}
+
+/* ---- the allocator ---- */
+
+int extent_list_add(struct extent_list *l, uint64_t block, uint64_t count)
+{
+	if (l->count == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		void *n = realloc(l->v, ncap * sizeof(*l->v));
+		if (!n)
+			return -ENOMEM;
+		l->v = n;
+		l->cap = ncap;
+	}
+	l->v[l->count].block = block;
+	l->v[l->count].count = count;
+	l->count++;
+	return 0;
+}
+
+void extent_list_free(struct extent_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * Ready the allocator after replay: per-group used counts from the live
+ * bitmap (the countmap on disk is stale between unifies), and a reserve
+ * of about 0.2% of the volume (at least 16 blocks, at most 4096) that only
+ * privileged allocations may use, so that unlink and truncate can always
+ * commit on a full volume.
+ */
+int balloc_init(struct tux3_volume *vol)
+{
+	struct bitmap *bm = &vol->bitmap;
+	uint64_t groupsize = 1ULL << TUX3_GROUPBITS;
+
+	if (bm->groupused)
+		return 0;
+	bm->ngroups = (vol->volblocks + groupsize - 1) >> TUX3_GROUPBITS;
+	uint32_t *g = calloc(bm->ngroups, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < bm->ngroups; i++) {
+		uint64_t used;
+		int err = bitmap_count_used(vol, i << TUX3_GROUPBITS, groupsize,
+					    &used);
+		if (err) {
+			free(g);
+			return err;
+		}
+		g[i] = (uint32_t)used;
+	}
+	bm->groupused = g;
+	uint64_t reserve = vol->volblocks / 512;
+	vol->reserve_blocks = reserve < 16 ? 16 : reserve > 4096 ? 4096 :
+			      reserve;
+	return 0;
+}
+
+static uint64_t group_blocks(const struct tux3_volume *vol, uint64_t group)
+{
+	uint64_t start = group << TUX3_GROUPBITS, size = 1ULL << TUX3_GROUPBITS;
+	return vol->volblocks - start < size ? vol->volblocks - start : size;
+}
+
+/* First free run in [start, end) of at most count blocks. */
+static int find_run(struct tux3_volume *vol, uint64_t start, uint64_t end,
+		    uint64_t count, uint64_t *block, uint64_t *got)
+{
+	for (uint64_t b = start; b < end; b++) {
+		int used = bitmap_test(vol, b);
+		if (used < 0)
+			return used;
+		if (used)
+			continue;
+		uint64_t n = 1;
+		while (n < count && b + n < end) {
+			int u = bitmap_test(vol, b + n);
+			if (u < 0)
+				return u;
+			if (u)
+				break;
+			n++;
+		}
+		*block = b;
+		*got = n;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Two passes over the groups from the goal's group on, wrapping: the
+ * first skips groups with less free space than min(count, groupsize/4),
+ * so a large request does not fragment into crowded groups; the second
+ * takes any free block.  The reserved area (bytes 0..8191) is never
+ * handed out.
+ */
+int balloc(struct tux3_volume *vol, uint64_t goal, uint64_t count,
+	   bool privileged, uint64_t *block, uint64_t *got)
+{
+	struct bitmap *bm = &vol->bitmap;
+	int err = balloc_init(vol);
+
+	if (err)
+		return err;
+	if (!count)
+		return -EINVAL;
+	uint64_t avail = vol->freeblocks > vol->reserve_blocks || privileged ?
+			 vol->freeblocks - (privileged ? 0 : vol->reserve_blocks) :
+			 0;
+	if (!avail)
+		return -ENOSPC;
+	if (count > avail)
+		count = avail;
+	if (goal >= vol->volblocks || goal < vol->reserved_blocks)
+		goal = vol->reserved_blocks;
+	uint64_t want = count < (1ULL << TUX3_GROUPBITS) / 4 ? count :
+			(1ULL << TUX3_GROUPBITS) / 4;
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t first = goal >> TUX3_GROUPBITS;
+		for (uint64_t i = 0; i <= bm->ngroups; i++) {
+			uint64_t g = (first + i) % bm->ngroups;
+			uint64_t size = group_blocks(vol, g);
+			if (size - bm->groupused[g] < (pass ? 1 : want))
+				continue;
+			uint64_t start = g << TUX3_GROUPBITS;
+			uint64_t from = i == 0 ? goal : start;
+			uint64_t end = start + size;
+			if (i == bm->ngroups) {	/* the goal group's head */
+				if (goal == start)
+					break;
+				from = start;
+				end = goal;
+			}
+			if (from < vol->reserved_blocks)
+				from = vol->reserved_blocks;
+			int found = find_run(vol, from, end, count, block, got);
+			if (found < 0)
+				return found;
+			if (found) {
+				int64_t c = bitmap_modify(vol, *block, *got,
+							  true);
+				return c < 0 ? (int)c : c ? -EUCLEAN : 0;
+			}
+		}
+	}
+	return -ENOSPC;
+}
+
+int bfree_now(struct tux3_volume *vol, uint64_t block, uint64_t count)
+{
+	if (!vol_extent_valid(vol, block, count))
+		return -ERANGE;
+	int64_t c = bitmap_modify(vol, block, count, false);
+	return c < 0 ? (int)c : c ? vol_error(vol, -EUCLEAN, block, TUX3_NONE,
+					       TUX3_NONE, "double free of %"
+					       PRIu64 " blocks", count) : 0;
+}
+
+int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count)
+{
+	if (!vol_extent_valid(vol, block, count))
+		return -ERANGE;
+	return extent_list_add(&vol->defer_free, block, count);
+}
+
+int balloc_commit_done(struct tux3_volume *vol)
+{
+	int err = 0;
+	for (size_t i = 0; i < vol->defer_free.count && !err; i++)
+		err = bfree_now(vol, vol->defer_free.v[i].block,
+				vol->defer_free.v[i].count);
+	vol->defer_free.count = 0;
 	return err;
 }

@@ -166,7 +166,20 @@ struct bitmap {
 	unsigned blockbits;
 	size_t nchunks;		/* one chunk = one bitmap block */
 	uint8_t **chunks;	/* lazily loaded */
+	uint8_t *dirty;		/* per chunk: changed since the disk copy */
+	uint32_t *groupused;	/* live used count per 2^13-block group, once
+				 * the allocator is ready (NULL before) */
+	uint64_t ngroups;
 };
+
+/* Allocation (balloc.c).  Blocks freed by a delta may be reused only
+ * once the commit that freed them is durable, so frees are deferred. */
+struct extent_list {
+	struct { uint64_t block, count; } *v;
+	size_t count, cap;
+};
+int extent_list_add(struct extent_list *l, uint64_t block, uint64_t count);
+void extent_list_free(struct extent_list *l);
 
 /* ---- inode (inode.c / iattr.c) ---- */
 enum {
@@ -445,6 +458,8 @@ struct tux3_volume {
 	struct orphan_set log_orphans;	/* ORPHAN_ADD not cancelled */
 	struct orphan_set otree_deletes; /* ORPHAN_DEL of otree entries */
 	uint64_t replay_conflicts;	/* bitmap conflicts met by replay */
+	struct extent_list defer_free;	/* freed by the delta being built */
+	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
 	/* deferred frees met in replay: log blocks and redirected bnodes */
 	struct { uint64_t block; uint32_t count; } *deunify;
 	unsigned ndeunify, deunify_cap;
@@ -516,6 +531,19 @@ int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
 int bitmap_count_used(struct tux3_volume *vol, uint64_t start, uint64_t count,
 		      uint64_t *used);
 int countmap_ondisk(struct tux3_volume *vol, uint64_t group, uint32_t *count);
+int balloc_init(struct tux3_volume *vol);
+/* Find and take up to count free blocks near goal: *block, *got (a run,
+ * possibly shorter than count).  Ordinary allocations leave the reserve
+ * free (-ENOSPC); privileged ones (unlink, truncate, commit) may use it. */
+int balloc(struct tux3_volume *vol, uint64_t goal, uint64_t count,
+	   bool privileged, uint64_t *block, uint64_t *got);
+/* Give blocks back at once (never committed: e.g. an allocation undone
+ * inside the delta that made it). */
+int bfree_now(struct tux3_volume *vol, uint64_t block, uint64_t count);
+/* Free after the current delta commits. */
+int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
+/* The commit is durable: deferred frees become free space. */
+int balloc_commit_done(struct tux3_volume *vol);
 
 /* replay.c */
 int replay_load_log(struct tux3_volume *vol);

@@ -222,6 +222,7 @@ void tux3_close(struct tux3_volume *vol)
 	orphan_set_free(&vol->log_orphans);
 	orphan_set_free(&vol->otree_deletes);
 	free(vol->deunify);
+	extent_list_free(&vol->defer_free);
 	for (unsigned i = 0; i < vol->nwarnings; i++)
 		free(vol->warnings[i]);
 	free(vol->warnings);

@@ -67,6 +67,87 @@ TEST(count_used_edges)
 	tux3_close(vol);
 }
 
+/* ---- the allocator ---- */
+
+/* Allocations come from free space, near the goal, in runs. */
+TEST(alloc_near_goal)
+{
+	struct tux3_volume *vol = open_oracle("small-delta");
+	uint64_t block, got, free0 = vol->freeblocks;
+	CHECK_EQ(bitmap_test(vol, 5000), 0);
+	CHECK_EQ(balloc(vol, 5000, 10, false, &block, &got), 0);
+	CHECK_EQ(block, 5000);
+	CHECK_EQ(got, 10);
+	CHECK_EQ(vol->freeblocks, free0 - 10);
+	for (uint64_t b = 5000; b < 5010; b++)
+		CHECK_EQ(bitmap_test(vol, b), 1);
+	/* the next one continues the run */
+	CHECK_EQ(balloc(vol, 5010, 5, false, &block, &got), 0);
+	CHECK_EQ(block, 5010);
+	/* a goal inside used space skips to the next free block */
+	CHECK_EQ(balloc(vol, 63, 1, false, &block, &got), 0);
+	CHECK_EQ(bitmap_test(vol, 63), 1);
+	CHECK(block > 63);
+	/* the group counts follow the bitmap */
+	uint32_t ondisk, live;
+	uint64_t used;
+	CHECK_EQ(tux3_group_counts(vol, 0, &ondisk, &live), 0);
+	CHECK_EQ(bitmap_count_used(vol, 0, 8192, &used), 0);
+	CHECK_EQ(live, used);
+	CHECK_EQ(vol->bitmap.groupused[0], used);
+	tux3_close(vol);
+}
+
+/* A goal past the end wraps; the reserved area is never handed out. */
+TEST(alloc_wraps_and_skips_reserved)
+{
+	struct tux3_volume *vol = open_oracle("empty-4k");
+	uint64_t block, got;
+	CHECK_EQ(balloc(vol, 0, 1, false, &block, &got), 0);
+	CHECK(block >= 2);
+	CHECK_EQ(balloc(vol, 1ULL << 40, 1, false, &block, &got), 0);
+	CHECK(block >= 2 && block < 16384);
+	tux3_close(vol);
+}
+
+/* Filling the volume: ordinary allocations stop at the reserve with
+ * ENOSPC; privileged ones may use it; nothing is handed out twice. */
+TEST(enospc_and_reserve)
+{
+	struct tux3_volume *vol = open_oracle("empty-512");
+	uint64_t block, got, total = 0;
+	int err;
+	while (!(err = balloc(vol, 0, 1000, false, &block, &got)))
+		total += got;
+	CHECK_EQ(err, -ENOSPC);
+	CHECK_EQ(vol->freeblocks, vol->reserve_blocks);
+	CHECK_EQ(balloc(vol, 0, 1, true, &block, &got), 0);
+	CHECK_EQ(got, 1);
+	while (!(err = balloc(vol, 0, 1000, true, &block, &got)))
+		total += got;
+	CHECK_EQ(err, -ENOSPC);
+	CHECK_EQ(vol->freeblocks, 0);
+	uint64_t used;
+	CHECK_EQ(bitmap_count_used(vol, 0, 32768, &used), 0);
+	CHECK_EQ(used, 32768);
+	tux3_close(vol);
+}
+
+/* Deferred frees stay in use until the commit is durable. */
+TEST(deferred_free)
+{
+	struct tux3_volume *vol = open_oracle("empty-4k");
+	uint64_t block, got;
+	CHECK_EQ(balloc(vol, 1000, 4, false, &block, &got), 0);
+	CHECK_EQ(bfree_deferred(vol, block, 4), 0);
+	CHECK_EQ(bitmap_test(vol, block), 1);
+	CHECK_EQ(balloc_commit_done(vol), 0);
+	CHECK_EQ(bitmap_test(vol, block), 0);
+	CHECK_EQ(bfree_now(vol, block, 1), -EUCLEAN);	/* double free */
+	CHECK_EQ(bfree_deferred(vol, 1ULL << 40, 1), -ERANGE);
+	tux3_close(vol);
+}
+
 int main(void)
 {
 	return run_tests("balloc");
