@@ -25,10 +25,12 @@ CFLAGS_BASE = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
-PKGS_DEBUG = readline libcrypto
+PKGS_DEBUG = readline libcrypto uuid
+PKGS_MKFS  = blkid uuid
 
 LIB_SRC   = $(wildcard common/*.c)
 DEBUG_SRC = $(wildcard debugfs/*.c)
+MKFS_SRC  = $(wildcard mkfs/*.c)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
@@ -39,18 +41,23 @@ $(1)/common/%.o: common/%.c common/*.h | deps
 $(1)/debugfs/%.o: debugfs/%.c common/*.h debugfs/*.h | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DEBUG)) -c $$< -o $$@
+$(1)/mkfs/%.o: mkfs/%.c common/*.h | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_MKFS)) -c $$< -o $$@
 $(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
 	rm -f $$@
 	ar rcs $$@ $$^
 $(1)/tux3debug: $$(patsubst %.c,$(1)/%.o,$$(DEBUG_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DEBUG))
+$(1)/mkfs.tux3: $$(patsubst %.c,$(1)/%.o,$$(MKFS_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
 $(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -Itests/unit -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)-all: $(1)/libtux3.a $(1)/tux3debug \
+$(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt)
 endef
@@ -80,6 +87,7 @@ demo: $(BUILD)-all
 install: $(BUILD)-all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/tux3debug $(DESTDIR)$(SBINDIR)/tux3debug
+	install -m 755 $(BUILD)/mkfs.tux3 $(DESTDIR)$(SBINDIR)/mkfs.tux3
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
 
 clean:

@@ -83,3 +83,68 @@ int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 	}
 	return 0;
 }
+
+/*
+ * Encoders (the write path's half).  iattr_encode_fixed() writes the
+ * fixed attributes whose bit is set in inode->present, in ascending kind
+ * order with version 0 (the reference's writing rules, format.md 6), and
+ * returns the bytes written (at most IATTR_FIXED_MAX).  XATTRs follow,
+ * one iattr_encode_xattr() each.
+ */
+unsigned iattr_encode_fixed(uint8_t *buf, const struct inode *inode)
+{
+	uint8_t *p = buf;
+
+	for (unsigned kind = ATTR_RDEV; kind <= ATTR_MTIME; kind++) {
+		if (!(inode->present & (1u << kind)))
+			continue;
+		put_be16(p, (uint16_t)(kind << 12));
+		p += 2;
+		switch (kind) {
+		case ATTR_RDEV:
+			put_be64(p, inode->rdev);
+			break;
+		case ATTR_MODE_OWNER:
+			put_be32(p, inode->mode);
+			put_be32(p + 4, inode->uid);
+			put_be32(p + 8, inode->gid);
+			break;
+		case ATTR_DATA_BTREE:
+			put_be64(p, inode->dtree);
+			break;
+		case ATTR_CTIME_SIZE:
+			put_be64(p, (uint64_t)inode->ctime);
+			put_be64(p + 8, inode->size);
+			break;
+		case ATTR_LINK_COUNT:
+			put_be32(p, inode->nlink);
+			break;
+		case ATTR_MTIME:
+			put_be64(p, (uint64_t)inode->mtime);
+			break;
+		}
+		p += fixed_size[kind];
+	}
+	return (unsigned)(p - buf);
+}
+
+/* One XATTR attribute: head, be16 N = 2 + size, be16 atom, value. */
+unsigned iattr_encode_xattr(uint8_t *buf, unsigned atom, const void *value,
+			    unsigned size)
+{
+	put_be16(buf, ATTR_XATTR << 12);
+	put_be16(buf + 2, (uint16_t)(2 + size));
+	put_be16(buf + 4, (uint16_t)atom);
+	if (size)
+		memcpy(buf + 6, value, size);
+	return 6 + size;
+}
+
+/* Largest file size for a block size: blocksize << 48, capped at 2^63 - 1
+ * (format.md 6; at 32 KiB and 64 KiB blocks the shift overflows). */
+uint64_t iattr_max_size(unsigned blockbits)
+{
+	if (blockbits + 48 >= 63)
+		return INT64_MAX;
+	return 1ULL << (blockbits + 48);
+}

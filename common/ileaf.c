@@ -93,6 +93,7 @@ const struct btree_ops itree_ops = {
 	.name = "inode table",
 	.leaf_magic = TUX3_MAGIC_ILEAF,
 	.leaf_check = itree_leaf_check,
+	.write = &itree_write_ops,
 };
 
 const struct btree_ops otree_ops = {
@@ -100,3 +101,177 @@ const struct btree_ops otree_ops = {
 	.leaf_magic = TUX3_MAGIC_OLEAF,
 	.leaf_check = otree_leaf_check,
 };
+
+/*
+ * ---- write side: pure buffer operations (no I/O, no logging) ----
+ *
+ * Every function below leaves a leaf that ileaf_check accepts (given the
+ * key range the caller keeps for it), and keeps the free gap between the
+ * blobs and the dictionary zeroed so that leaves are byte-deterministic.
+ */
+
+static inline void dict_set(uint8_t *leaf, unsigned blocksize, unsigned k,
+			    unsigned end)
+{
+	put_be16(leaf + blocksize - 2 * k, (uint16_t)end);
+}
+
+/* Zero the gap between the blob area and the dictionary. */
+static void ileaf_zero_gap(uint8_t *leaf, unsigned bs)
+{
+	unsigned count = ileaf_count(leaf);
+	unsigned used = dict_end(leaf, bs, count);
+	unsigned from = ILEAF_HEADER + used, to = bs - 2 * count;
+	if (to > from)
+		memset(leaf + from, 0, to - from);
+}
+
+void ileaf_init(uint8_t *leaf, unsigned blocksize, unsigned magic,
+		uint64_t ibase)
+{
+	memset(leaf, 0, blocksize);
+	put_be16(leaf, (uint16_t)magic);
+	put_be64(leaf + 8, ibase & TUX3_MAX_BLOCK);
+}
+
+unsigned ileaf_free_space(const uint8_t *leaf, unsigned blocksize)
+{
+	unsigned count = ileaf_count(leaf);
+	return blocksize - ILEAF_HEADER - dict_end(leaf, blocksize, count) -
+	       2 * count;
+}
+
+/* Drop trailing empty slots so that count ends at the last live inode. */
+static void ileaf_trim(uint8_t *leaf, unsigned bs)
+{
+	unsigned count = ileaf_count(leaf);
+	while (count && dict_end(leaf, bs, count) ==
+			dict_end(leaf, bs, count - 1)) {
+		put_be16(leaf + bs - 2 * count, 0);
+		count--;
+	}
+	put_be16(leaf + 2, (uint16_t)count);
+}
+
+int ileaf_set_blob(uint8_t *leaf, unsigned bs, uint64_t inum,
+		   const uint8_t *blob, unsigned len)
+{
+	uint64_t ibase = ileaf_ibase(leaf);
+	unsigned count = ileaf_count(leaf);
+
+	if (inum < ibase || inum >= TUX3_KEY_LIMIT)
+		return -ERANGE;
+	if (len && !blob)
+		return -EINVAL;
+	if (inum - ibase >= (bs - ILEAF_HEADER) / 2)
+		return len ? -ENOSPC : -ENOENT;
+	unsigned k = (unsigned)(inum - ibase) + 1;
+	unsigned used = dict_end(leaf, bs, count);
+
+	if (k > count) {
+		/* beyond the dictionary: a new slot (and empty ones between) */
+		if (!len)
+			return -ENOENT;
+		if ((uint64_t)ILEAF_HEADER + used + len + 2 * k > bs)
+			return -ENOSPC;
+		memcpy(leaf + ILEAF_HEADER + used, blob, len);
+		for (unsigned j = count + 1; j < k; j++)
+			dict_set(leaf, bs, j, used);
+		dict_set(leaf, bs, k, used + len);
+		put_be16(leaf + 2, (uint16_t)k);
+		return 0;
+	}
+
+	unsigned start = dict_end(leaf, bs, k - 1), end = dict_end(leaf, bs, k);
+	unsigned old = end - start;
+	if (!len && !old)
+		return -ENOENT;
+	if ((uint64_t)ILEAF_HEADER + used - old + len + 2 * count > bs)
+		return -ENOSPC;
+	/* shift the blobs above, then store the new one */
+	memmove(leaf + ILEAF_HEADER + start + len, leaf + ILEAF_HEADER + end,
+		used - end);
+	if (len)
+		memcpy(leaf + ILEAF_HEADER + start, blob, len);
+	for (unsigned j = k; j <= count; j++)
+		dict_set(leaf, bs, j, dict_end(leaf, bs, j) + len - old);
+	if (!len)
+		ileaf_trim(leaf, bs);
+	ileaf_zero_gap(leaf, bs);
+	return 0;
+}
+
+/*
+ * Split rule: only live inodes move, and each half keeps at least one.
+ * For every cut between two consecutive live inodes a < b, the left leaf
+ * would keep slots ibase..a (its trailing empty slots trimmed) and the new
+ * leaf would hold b..last live with ibase b (its leading empty slots
+ * trimmed); each side costs its blob bytes plus 2 bytes per slot.  We take
+ * the cut that minimises the larger side (the lowest such cut on a tie).
+ * The separator, the new leaf's ibase, is b: the first inum moved.  The
+ * free inums between a and b stay in the left leaf's key range.
+ */
+int ileaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned bs,
+		uint64_t *newbase)
+{
+	uint64_t ibase = ileaf_ibase(leaf);
+	unsigned count = ileaf_count(leaf);
+	unsigned used = dict_end(leaf, bs, count);
+	unsigned best_a = 0, best_b = 0, best_cost = ~0u, prev_live = 0;
+
+	for (unsigned k = 1; k <= count; k++) {
+		if (dict_end(leaf, bs, k) == dict_end(leaf, bs, k - 1))
+			continue;
+		if (prev_live) {
+			unsigned a = prev_live, b = k;
+			unsigned left = dict_end(leaf, bs, a) + 2 * a;
+			unsigned right = used - dict_end(leaf, bs, b - 1) +
+					 2 * (count - b + 1);
+			unsigned cost = left > right ? left : right;
+			if (cost < best_cost) {
+				best_cost = cost;
+				best_a = a;
+				best_b = b;
+			}
+		}
+		prev_live = k;
+	}
+	if (!best_b)
+		return -EINVAL;	/* fewer than two inodes: nothing to split */
+
+	unsigned from = dict_end(leaf, bs, best_b - 1);
+	unsigned moved = count - best_b + 1;
+	ileaf_init(newleaf, bs, be16(leaf), ibase + best_b - 1);
+	memcpy(newleaf + ILEAF_HEADER, leaf + ILEAF_HEADER + from, used - from);
+	for (unsigned j = 1; j <= moved; j++)
+		dict_set(newleaf, bs, j,
+			 dict_end(leaf, bs, best_b + j - 1) - from);
+	put_be16(newleaf + 2, (uint16_t)moved);
+
+	for (unsigned j = best_a + 1; j <= count; j++)
+		put_be16(leaf + bs - 2 * j, 0);
+	put_be16(leaf + 2, (uint16_t)best_a);
+	ileaf_zero_gap(leaf, bs);
+	*newbase = ibase + best_b - 1;
+	return 0;
+}
+
+int ileaf_find_free_inum(const uint8_t *leaf, unsigned bs, uint64_t goal,
+			 uint64_t limit, uint64_t *inum)
+{
+	uint64_t ibase = ileaf_ibase(leaf);
+	unsigned count = ileaf_count(leaf);
+	uint64_t at = goal < ibase ? ibase : goal;
+
+	if (limit > TUX3_KEY_LIMIT)
+		limit = TUX3_KEY_LIMIT;
+	for (; at < limit; at++) {
+		if (at - ibase >= count ||
+		    dict_end(leaf, bs, (unsigned)(at - ibase) + 1) ==
+		    dict_end(leaf, bs, (unsigned)(at - ibase))) {
+			*inum = at;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

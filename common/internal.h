@@ -17,6 +17,7 @@
  *   orphans                      orphan.c
  *   volume open/close            volume.c
  *   the walker                   walk.c
+ *   mkfs (empty volume layout)   mkfs.c
  */
 #ifndef TUX3_INTERNAL_H
 #define TUX3_INTERNAL_H
@@ -97,7 +98,12 @@ void blockset_free(struct blockset *s);
 struct overlay_ent {
 	uint64_t block;
 	uint8_t *data;		/* NULL = dropped (BNODE_FREE) */
+	unsigned flags;		/* OV_* */
 };
+/* Why an image is in the overlay (none: rebuilt by replay only, as read) */
+#define OV_UNIFY_DIRTY	1	/* bnode changed this unify cycle: written at unify */
+#define OV_DELTA_DIRTY	2	/* leaf or other block of the open delta: written
+				 * at its commit */
 struct overlay {
 	struct overlay_ent *ents;
 	size_t count, cap;	/* open addressing, cap power of two */
@@ -237,7 +243,16 @@ struct btree_ops {
 	 * the volume error set. */
 	int (*leaf_check)(struct tux3_volume *vol, const uint8_t *leaf,
 			  uint64_t blocknr, uint64_t lo, uint64_t hi);
+	/* for writing: an empty leaf starting at key; move the upper part
+	 * of a full leaf into an empty one and give the separator key */
+	void (*leaf_init)(struct tux3_volume *vol, uint8_t *leaf,
+			  uint64_t key);
+	int (*leaf_split)(struct tux3_volume *vol, uint8_t *leaf,
+			  uint8_t *newleaf, uint64_t *sep);
+	/* the writing half of a tree's ops (write path files) */
+	const struct btree_ops *write;
 };
+extern const struct btree_ops dtree_write_ops, itree_write_ops;
 extern const struct btree_ops itree_ops, otree_ops, dtree_ops;
 
 struct btree {
@@ -264,6 +279,31 @@ int btree_probe(struct btree *bt, uint64_t key, struct cursor *c);
 int btree_next_leaf(struct cursor *c);
 void cursor_release(struct cursor *c);
 void cursor_leaf_range(struct cursor *c, uint64_t *lo, uint64_t *hi);
+
+/* btree_edit.c: changing trees (copy-on-write, logged) */
+struct wpath {
+	int depth;
+	struct { uint64_t block; unsigned index; uint64_t lo, hi; }
+		lv[TUX3_MAX_DEPTH + 1];
+};
+int meta_alloc(struct tux3_volume *vol, uint64_t goal, unsigned flags,
+	       uint64_t *block, uint8_t **img);
+int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
+		 bool *root_moved);
+uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p);
+int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved);
+int btree_create_leaf(struct btree *bt, uint64_t goal,
+		      void (*init)(struct tux3_volume *vol, uint8_t *leaf,
+				   uint64_t key));
+/* inode_write.c */
+int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
+		 unsigned *len);
+int inode_store(struct tux3_volume *vol, struct inode *inode);
+int inode_delete(struct tux3_volume *vol, uint64_t inum);
+int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum);
+/* filemap_write.c */
+int filemap_set(struct tux3_volume *vol, struct inode *inode,
+		uint64_t logical, uint64_t physical, uint64_t count);
 
 /* Whole-tree traversal (the walker's engine). Callbacks return 0 to go
  * on, >0 (bnode only) to skip the children, <0 to stop. */
@@ -318,6 +358,28 @@ int ileaf_blob(const uint8_t *leaf, unsigned blocksize, uint64_t inum,
 	       const uint8_t **blob, unsigned *len);
 static inline unsigned ileaf_count(const uint8_t *l) { return be16(l + 2); }
 static inline uint64_t ileaf_ibase(const uint8_t *l) { return be64(l + 8) & TUX3_MAX_BLOCK; }
+/* Write side (pure buffer operations; errors are negative errno). */
+/* A fresh, empty leaf (whole block zeroed) with this magic and ibase. */
+void ileaf_init(uint8_t *leaf, unsigned blocksize, unsigned magic,
+		uint64_t ibase);
+/* Bytes left for blobs and new dictionary slots. */
+unsigned ileaf_free_space(const uint8_t *leaf, unsigned blocksize);
+/* Insert, replace or (len 0) delete the blob of inum.  The dictionary
+ * grows to reach inum and drops trailing empty slots after a delete.
+ * -ERANGE inum below ibase (or >= 2^48), -ENOSPC no room (leaf unchanged),
+ * -ENOENT deleting an absent inode.  blob must not point into leaf. */
+int ileaf_set_blob(uint8_t *leaf, unsigned blocksize, uint64_t inum,
+		   const uint8_t *blob, unsigned len);
+/* Move the upper inodes into newleaf (initialised here).  *newbase = the
+ * first inum moved = newleaf's ibase = the separator key; the cut between
+ * two live inodes minimises the larger half (blob bytes + 2 per slot).
+ * -EINVAL if the leaf holds fewer than two inodes. */
+int ileaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned blocksize,
+		uint64_t *newbase);
+/* First inum >= goal in [ibase, limit) whose slot is empty (slots past
+ * count are empty); -ENOENT if none. */
+int ileaf_find_free_inum(const uint8_t *leaf, unsigned blocksize,
+			 uint64_t goal, uint64_t limit, uint64_t *inum);
 
 /* dleaf.c */
 #define DLEAF_HEADER 8
@@ -328,6 +390,27 @@ struct dleaf_entry {
 };
 void dleaf_entry_get(const uint8_t *leaf, unsigned i, struct dleaf_entry *e);
 static inline unsigned dleaf_count(const uint8_t *l) { return be16(l + 2); }
+/* Write side (pure buffer operations; errors are negative errno).
+ * freed(ctx, physical, count) reports blocks a change unmapped. */
+typedef void (*dleaf_freed_fn)(void *ctx, uint64_t physical, uint64_t count);
+/* An empty leaf: magic, count 0 (writes the 8-byte header only). */
+void dleaf_init(uint8_t *leaf);
+/* Map [logical, logical + count) to physical.. (physical 0 = hole) in a
+ * leaf covering keys [lo, hi), replacing what overlapped and merging with
+ * contiguous neighbours; old mappings of the range are reported to freed
+ * (NULL allowed) except blocks that stay at the same logical address.
+ * -ERANGE outside [lo, hi), -EINVAL count 0, -ENOSPC the entries would
+ * not fit (leaf unchanged, nothing reported), -EUCLEAN not a dleaf. */
+int dleaf_write_extent(uint8_t *leaf, unsigned blocksize, uint64_t logical,
+		       uint64_t physical, uint64_t count, uint64_t lo,
+		       uint64_t hi, dleaf_freed_fn freed, void *ctx);
+/* Unmap everything at and beyond logical from (never needs room). */
+int dleaf_chop(uint8_t *leaf, unsigned blocksize, uint64_t from,
+	       dleaf_freed_fn freed, void *ctx);
+/* Move the upper entries into newleaf (initialised here); returns the
+ * separator (newleaf's first logical; the old leaf ends with a sentinel
+ * there) or -EINVAL when no cut leaves a mapped extent on both sides. */
+int64_t dleaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned blocksize);
 
 /* filemap.c: extent iteration of an inode's data (direct or tree) */
 struct extent {
@@ -365,6 +448,20 @@ int dirblock_iterate(struct tux3_volume *vol, const uint8_t *blk,
 		     tux3_ino_t dir, dirent_fn fn, void *ctx);
 int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 		dirent_fn fn, void *ctx);
+/* Write side on one block of size bytes (pure; negative errno). */
+/* A fresh block: one deleted record spanning it. */
+void dirblock_init(uint8_t *blk, unsigned size);
+/* Add a live record (first fit: a deleted record or a live record's
+ * slack); returns its offset, -ENOSPC, -EEXIST (name live in this block),
+ * -EINVAL (bad name, inum or type), -EUCLEAN (malformed block). */
+int dirblock_add(uint8_t *blk, unsigned size, const char *name, unsigned len,
+		 uint64_t inum, unsigned type);
+/* Delete the live record at offset (the previous record absorbs it);
+ * -ENOENT if no live record starts there. */
+int dirblock_delete(uint8_t *blk, unsigned size, unsigned offset);
+/* Offset of the live record named name, or -ENOENT. */
+int dirblock_find(const uint8_t *blk, unsigned size, const char *name,
+		  unsigned len);
 
 /* atom.c */
 #define ATOM_REFCOUNT_BASE (1ULL << 40)
@@ -426,6 +523,22 @@ bool superext_sealed(const struct superext_seal *seal,
  * for unknown ro_compat features in a writable mode. */
 int superext_load(struct tux3_volume *vol);
 
+/* ---- logwrite.c: records of the delta being built ---- */
+struct wlog {
+	uint8_t *buf;
+	size_t len, cap;
+};
+int log_append(struct tux3_volume *vol, const struct logrec *rec);
+int log_balloc(struct tux3_volume *vol, uint64_t block, uint64_t count);
+int log_bfree(struct tux3_volume *vol, unsigned code, uint64_t block,
+	      uint64_t count);
+int log_redirect(struct tux3_volume *vol, unsigned code, uint64_t oldb,
+		 uint64_t newb);
+int log_bnode_change(struct tux3_volume *vol, unsigned code, uint64_t parent,
+		     uint64_t child, uint64_t key);
+int log_write_blocks(struct tux3_volume *vol);
+void wlog_free(struct wlog *w);
+
 /* ---- the volume ---- */
 struct orphan_set {
 	tux3_ino_t *inums;
@@ -459,6 +572,14 @@ struct tux3_volume {
 	struct orphan_set otree_deletes; /* ORPHAN_DEL of otree entries */
 	uint64_t replay_conflicts;	/* bitmap conflicts met by replay */
 	struct extent_list defer_free;	/* freed by the delta being built */
+	/* the write path (RDWR) */
+	struct wlog wlog;		/* records of the open delta */
+	bool delta_open;		/* records were logged since the commit */
+	bool super_dirty;		/* superblock fields changed */
+	struct blockset fresh;		/* blocks allocated by the open delta:
+					 * not referenced by the committed
+					 * state, so rewritable in place */
+	uint64_t commit_seq;		/* of the extension seal */
 	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
 	/* deferred frees met in replay: log blocks and redirected bnodes */
 	struct { uint64_t block; uint32_t count; } *deunify;
@@ -497,12 +618,19 @@ static inline bool vol_extent_valid(const struct tux3_volume *vol, uint64_t b,
 /* super.c */
 int super_decode(const uint8_t *raw, struct disksuper *sb);
 int super_check(struct tux3_volume *vol);
+void super_encode(uint8_t *raw, const struct disksuper *sb);
 
 /* overlay.c */
 uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped);
 int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
 		uint8_t **data);
 void overlay_drop(struct overlay *ov, uint64_t block);
+void overlay_set_flags(struct overlay *ov, uint64_t block, unsigned flags);
+unsigned overlay_flags(struct overlay *ov, uint64_t block);
+/* Calls fn for every live image with any of the flags in mask. */
+int overlay_for_each(struct overlay *ov, unsigned mask,
+		     int (*fn)(void *ctx, uint64_t block, uint8_t *data,
+			       unsigned *flags), void *ctx);
 void overlay_free(struct overlay *ov);
 
 /* inode.c */
@@ -546,6 +674,7 @@ int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int balloc_commit_done(struct tux3_volume *vol);
 
 /* replay.c */
+int defer_unify_add(struct tux3_volume *vol, uint64_t block, uint32_t count);
 int replay_load_log(struct tux3_volume *vol);
 int replay_stage1(struct tux3_volume *vol);
 int replay_stage2(struct tux3_volume *vol);

@@ -200,3 +200,82 @@ int log_format_record(const struct logrec *r, char *buf, size_t len)
 	}
 	return snprintf(buf, len, "%s", n);
 }
+
+/*
+ * Encoder, the inverse of log_decode_record(): writes rec at buf (code
+ * byte first) and returns the record's size, or 0 for an invalid code.
+ * buf must have log_record_size(rec->code) bytes.  Used by mkfs and the
+ * write path.
+ */
+unsigned log_encode_record(uint8_t *buf, const struct logrec *rec)
+{
+	unsigned size = log_record_size(rec->code);
+	uint8_t *p = buf + 1;
+
+	if (!size)
+		return 0;
+	memset(buf, 0, size);
+	buf[0] = (uint8_t)rec->code;
+	switch (rec->code) {
+	case LOG_BALLOC: case LOG_BFREE: case LOG_BFREE_ON_UNIFY:
+	case LOG_BFREE_RELOG:
+		put_be32(p, rec->count);
+		put_be48(p + 4, rec->block);
+		break;
+	case LOG_LEAF_REDIRECT: case LOG_BNODE_REDIRECT:
+		put_be48(p, rec->oldb);
+		put_be48(p + 6, rec->newb);
+		break;
+	case LOG_LEAF_FREE: case LOG_BNODE_FREE:
+		put_be48(p, rec->block);
+		break;
+	case LOG_BNODE_ROOT:
+		p[0] = (uint8_t)rec->count;
+		put_be48(p + 1, rec->root);
+		put_be48(p + 7, rec->left);
+		put_be48(p + 13, rec->right);
+		put_be48(p + 19, rec->rkey);
+		break;
+	case LOG_BNODE_SPLIT:
+		put_be16(p, (uint16_t)rec->pos);
+		put_be48(p + 2, rec->src);
+		put_be48(p + 8, rec->dst);
+		break;
+	case LOG_BNODE_ADD: case LOG_BNODE_UPDATE:
+		put_be48(p, rec->parent);
+		put_be48(p + 6, rec->child);
+		put_be48(p + 12, rec->key);
+		break;
+	case LOG_BNODE_MERGE:
+		put_be48(p, rec->src);
+		put_be48(p + 6, rec->dst);
+		break;
+	case LOG_BNODE_DEL:
+		put_be16(p, (uint16_t)rec->count);
+		put_be48(p + 2, rec->block);
+		put_be48(p + 8, rec->key);
+		break;
+	case LOG_BNODE_ADJUST:
+		put_be48(p, rec->block);
+		put_be48(p + 6, rec->from);
+		put_be48(p + 12, rec->to);
+		break;
+	case LOG_ORPHAN_ADD: case LOG_ORPHAN_DEL:
+		put_be16(p, (uint16_t)rec->version);
+		put_be48(p + 2, rec->inum);
+		break;
+	case LOG_FREEBLOCKS:
+		put_be48(p, rec->freeblocks);
+		break;
+	}
+	return size;
+}
+
+/* Log block header (the inverse of log_decode_head). */
+void log_encode_head(uint8_t *blk, unsigned bytes, uint64_t logchain)
+{
+	put_be16(blk, TUX3_MAGIC_LOG);
+	put_be16(blk + 2, (uint16_t)bytes);
+	put_be32(blk + 4, 0);
+	put_be64(blk + 8, logchain);
+}

@@ -76,6 +76,7 @@ int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
 		e = &ov->ents[i];
 		e->block = block;
 		e->data = NULL;
+		e->flags = 0;
 		ov->count++;
 	}
 	if (!e->data) {
@@ -93,6 +94,7 @@ void overlay_drop(struct overlay *ov, uint64_t block)
 	if (e) {
 		free(e->data);
 		e->data = NULL;
+		e->flags = 0;
 	}
 }
 
@@ -102,4 +104,32 @@ void overlay_free(struct overlay *ov)
 		free(ov->ents[i].data);
 	free(ov->ents);
 	memset(ov, 0, sizeof(*ov));
+}
+
+void overlay_set_flags(struct overlay *ov, uint64_t block, unsigned flags)
+{
+	struct overlay_ent *e = lookup(ov, block);
+	if (e)
+		e->flags = flags;
+}
+
+unsigned overlay_flags(struct overlay *ov, uint64_t block)
+{
+	struct overlay_ent *e = lookup(ov, block);
+	return e && e->data ? e->flags : 0;
+}
+
+int overlay_for_each(struct overlay *ov, unsigned mask,
+		     int (*fn)(void *ctx, uint64_t block, uint8_t *data,
+			       unsigned *flags), void *ctx)
+{
+	for (size_t i = 0; i < ov->cap; i++) {
+		struct overlay_ent *e = &ov->ents[i];
+		if (!e->block || !e->data || !(e->flags & mask))
+			continue;
+		int err = fn(ctx, e->block, e->data, &e->flags);
+		if (err)
+			return err;
+	}
+	return 0;
 }

@@ -212,6 +212,10 @@ static int bnode_get(struct tux3_volume *vol, struct logblk *lb,
 	err = overlay_put(&vol->overlay, block, vol->blocksize, &d);
 	if (err)
 		return err;
+	/* an image a record changes is written at the next unify; the
+	 * source of a redirect is not (it is freed after that unify) */
+	if (rec->code != LOG_BNODE_REDIRECT)
+		overlay_set_flags(&vol->overlay, block, OV_UNIFY_DIRTY);
 	if (fresh) {
 		memset(d, 0, vol->blocksize);
 		put_be16(d, TUX3_MAGIC_BNODE);
@@ -263,6 +267,7 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 			return err;
 		if ((err = overlay_put(&vol->overlay, r->newb, bs, &d)))
 			return err;
+		overlay_set_flags(&vol->overlay, r->newb, OV_UNIFY_DIRTY);
 		b = overlay_find(&vol->overlay, r->oldb, NULL);
 		memcpy(d, b, bs);
 		return 0;
@@ -347,8 +352,7 @@ int replay_stage1(struct tux3_volume *vol)
 	return for_each_live_record(vol, stage1_record);
 }
 
-static int defer_unify(struct tux3_volume *vol, uint64_t block,
-		       uint32_t count)
+int defer_unify_add(struct tux3_volume *vol, uint64_t block, uint32_t count)
 {
 	if (vol->ndeunify == vol->deunify_cap) {
 		unsigned ncap = vol->deunify_cap ? vol->deunify_cap * 2 : 32;
@@ -400,7 +404,7 @@ static int stage2_record(struct tux3_volume *vol, struct logblk *lb,
 	case LOG_BFREE: case LOG_BFREE_RELOG:
 		return apply_bits(vol, lb, r, r->block, r->count, false);
 	case LOG_BFREE_ON_UNIFY:
-		return defer_unify(vol, r->block, r->count);
+		return defer_unify_add(vol, r->block, r->count);
 	case LOG_LEAF_REDIRECT:
 		if ((err = apply_bits(vol, lb, r, r->newb, 1, true)))
 			return err;
@@ -408,7 +412,7 @@ static int stage2_record(struct tux3_volume *vol, struct logblk *lb,
 	case LOG_BNODE_REDIRECT:
 		if ((err = apply_bits(vol, lb, r, r->newb, 1, true)))
 			return err;
-		return defer_unify(vol, r->oldb, 1);
+		return defer_unify_add(vol, r->oldb, 1);
 	case LOG_LEAF_FREE: case LOG_BNODE_FREE:
 		return apply_bits(vol, lb, r, r->block, 1, false);
 	case LOG_BNODE_ROOT:
@@ -440,7 +444,7 @@ int replay_stage2(struct tux3_volume *vol)
 		struct logblk *lb = &vol->log[i];
 		struct logrec r = { .code = 0, .offset = 0 };
 		if ((err = apply_bits(vol, lb, &r, lb->blocknr, 1, true)) ||
-		    (err = defer_unify(vol, lb->blocknr, 1)))
+		    (err = defer_unify_add(vol, lb->blocknr, 1)))
 			return err;
 	}
 	return 0;

@@ -143,3 +143,23 @@ int super_check(struct tux3_volume *vol)
 				 " overlaps the refcount table", sb->atomdictsize);
 	return 0;
 }
+
+/* The inverse of super_decode: fields only; the rest of the 4 KiB area
+ * (our extension record, and whatever else is there) is kept as it is. */
+void super_encode(uint8_t *raw, const struct disksuper *sb)
+{
+	memcpy(raw, sb->magic, 8);
+	put_be64(raw + 8, sb->birthdate);
+	put_be64(raw + 16, sb->flags);
+	put_be16(raw + 24, (uint16_t)sb->blockbits);
+	put_be64(raw + 32, sb->volblocks);
+	put_be64(raw + 40, sb->iroot);
+	put_be64(raw + 48, sb->oroot);
+	put_be64(raw + 56, sb->usedinodes);
+	put_be64(raw + 64, sb->nextblock);
+	put_be64(raw + 72, sb->atomdictsize);
+	put_be32(raw + 80, sb->freeatom);
+	put_be32(raw + 84, sb->atomgen);
+	put_be64(raw + 88, sb->logchain);
+	put_be32(raw + 96, sb->logcount);
+}

@@ -122,6 +122,42 @@ struct tux3_identity {
 };
 int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id);
 
+/*
+ * mkfs (common/mkfs.c): write an empty volume exactly as the reference
+ * mkfs lays it out (doc/format.md 2.1), plus our extension record.
+ * path must exist (an image file is extended to volblocks << blockbits;
+ * a block device must be at least that large).  The device is opened
+ * for writing under the exclusive lock.  Returns 0 or a negative errno
+ * with the reason in err.  Discarding and signature wiping are the
+ * caller's business (mkfs.tux3 does them before calling this).
+ */
+struct tux3_mkfs_params {
+	unsigned blockbits;		/* 9..16 */
+	uint64_t volblocks;
+	uint8_t uuid[16];
+	char label[TUX3_LABEL_MAX + 1];	/* NUL-terminated, up to 64 bytes */
+	int64_t time_ns;		/* every timestamp mkfs writes */
+	uint32_t uid, gid;		/* owner of the root directory */
+	unsigned root_mode;		/* permission bits; 0 means 0755 */
+	uint32_t compat, ro_compat, incompat;	/* extension features */
+};
+
+/* Where mkfs puts things, for a geometry (no I/O). */
+struct tux3_mkfs_layout {
+	unsigned blocksize;
+	uint64_t volblocks;
+	uint64_t reserved;		/* blocks 0..reserved-1 */
+	uint64_t ileaf;			/* the inode table's only leaf */
+	uint64_t logblock;		/* the only log block */
+	uint64_t nextblock;		/* allocation goal left in the superblock */
+	uint64_t freeblocks;		/* free after replay */
+	uint64_t min_volblocks;		/* smallest volume for this block size */
+};
+int tux3_mkfs_layout(unsigned blockbits, uint64_t volblocks,
+		     struct tux3_mkfs_layout *out, char *err, size_t errlen);
+int tux3_mkfs(const char *path, const struct tux3_mkfs_params *p, char *err,
+	      size_t errlen);
+
 struct tux3_stat {
 	tux3_ino_t ino;
 	uint32_t mode;		/* S_IFMT | permission bits */

@@ -138,6 +138,8 @@ static int volume_load(struct tux3_volume *vol)
 	super_decode(vol->sbraw, &vol->super);
 	if ((err = super_check(vol)))
 		return err;
+	if ((err = superext_load(vol)))
+		return err;
 	vol->iroot = root_unpack(vol->super.iroot);
 	vol->oroot = root_unpack(vol->super.oroot);
 	vol->freeblocks = vol->volblocks;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <uuid/uuid.h>
 #include "debugfs.h"
 
 static int join_path(struct shell *sh, const char *arg, char *out,
@@ -380,6 +381,36 @@ static int cmd_super(struct shell *sh, int argc, char **argv)
 	fprintf(o, "%-14s %" PRIu64 " (%s)\n", "freeblocks", s.freeblocks,
 		s.replayed ? "after log replay" : "on-disk bitmap, no replay");
 	fprintf(o, "%-14s %u\n", "orphans", tux3_orphan_count(sh->vol));
+
+	/* our extension record (doc/format.md section 15) */
+	struct tux3_identity id;
+	tux3_identity(sh->vol, &id);
+	if (!id.present) {
+		fprintf(o, "%-14s none\n", "extension");
+		return 0;
+	}
+	char uuid[37], when[64];
+	uuid_unparse(id.uuid, uuid);
+	time_string(id.mkfs_time_ns, when, sizeof(when));
+	fprintf(o, "%-14s version %u\n", "extension", id.version);
+	fprintf(o, "%-14s %s\n", "uuid", uuid);
+	fprintf(o, "%-14s \"", "label");
+	for (const unsigned char *p = (const unsigned char *)id.label; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+			fprintf(o, "\\x%02x", *p);
+		else
+			fputc(*p, o);
+	}
+	fprintf(o, "\"\n");
+	fprintf(o, "%-14s %s (%" PRId64 " ns)\n", "mkfs time", when,
+		id.mkfs_time_ns);
+	fprintf(o, "%-14s 0x%08x\n", "compat", id.compat);
+	fprintf(o, "%-14s 0x%08x\n", "ro_compat", id.ro_compat);
+	fprintf(o, "%-14s 0x%08x\n", "incompat", id.incompat);
+	fprintf(o, "%-14s %" PRIu64 "\n", "seq", id.seq);
+	fprintf(o, "%-14s %s\n", "seal", id.sealed ? "sealed" :
+		"not sealed (last commit by a writer that does not know the "
+		"extension)");
 	return 0;
 }
 

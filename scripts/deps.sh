@@ -29,6 +29,8 @@ need_cmd dot graphviz
 need_cmd zstd zstd
 need_cmd sha256sum coreutils
 need_cmd python3 python3
+need_cmd mkfs.ext4 e2fsprogs
+need_cmd blkid util-linux
 
 # de-duplicate
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')

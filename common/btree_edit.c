@@ -1,0 +1,265 @@
+/*
+ * Changing a B-tree (itree, otree, dtrees), the way the 2014 format's
+ * atomic commit requires:
+ *  - a leaf is copied on write once per delta (LEAF_REDIRECT), since the
+ *    committed copy must survive until the new commit is durable;
+ *  - a bnode is redirected once per unify cycle (BNODE_REDIRECT) and then
+ *    changed in memory only, each change logged logically (BNODE_UPDATE,
+ *    BNODE_ADD, BNODE_SPLIT, BNODE_ROOT); bnodes reach the disk at unify.
+ * The images being changed live in the volume's overlay, flagged with when
+ * they must be written.  Metadata allocations are privileged: they may use
+ * the reserve, so that any operation that was admitted can commit.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "internal.h"
+
+/* The image of a block, cached in the overlay (read from disk once). */
+static int image_get(struct tux3_volume *vol, uint64_t block, uint8_t **img)
+{
+	bool dropped;
+	uint8_t *d = overlay_find(&vol->overlay, block, &dropped);
+	if (d) {
+		*img = d;
+		return 0;
+	}
+	int err = overlay_put(&vol->overlay, block, vol->blocksize, &d);
+	if (err)
+		return err;
+	err = dev_pread(&vol->dev, d, vol->blocksize, block << vol->blockbits);
+	if (err) {
+		overlay_drop(&vol->overlay, block);
+		return vol_error(vol, err, block, TUX3_NONE, TUX3_NONE,
+				 "cannot read block");
+	}
+	*img = d;
+	return 0;
+}
+
+/* A new metadata block: its image zeroed, flagged, counted as fresh. */
+int meta_alloc(struct tux3_volume *vol, uint64_t goal, unsigned flags,
+	       uint64_t *block, uint8_t **img)
+{
+	uint64_t got;
+	int err = balloc(vol, goal, 1, true, block, &got);
+	if (err)
+		return err;
+	if ((err = overlay_put(&vol->overlay, *block, vol->blocksize, img)) ||
+	    (err = blockset_add(&vol->fresh, *block)) < 0)
+		return err;
+	memset(*img, 0, vol->blocksize);
+	overlay_set_flags(&vol->overlay, *block, flags);
+	return 0;
+}
+
+/* Copy-on-write of a leaf: at most once per delta. */
+static int leaf_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
+{
+	uint8_t *src, *dst;
+	int err;
+
+	if (overlay_flags(&vol->overlay, old) & OV_DELTA_DIRTY) {
+		*newp = old;
+		return 0;
+	}
+	if ((err = image_get(vol, old, &src)))
+		return err;
+	if ((err = meta_alloc(vol, old, OV_DELTA_DIRTY, newp, &dst)))
+		return err;
+	src = overlay_find(&vol->overlay, old, NULL);
+	memcpy(dst, src, vol->blocksize);
+	overlay_drop(&vol->overlay, old);	/* clean copy: not needed */
+	if ((err = log_redirect(vol, LOG_LEAF_REDIRECT, old, *newp)))
+		return err;
+	return bfree_deferred(vol, old, 1);
+}
+
+/* Redirect of a bnode: at most once per unify cycle. */
+static int bnode_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
+{
+	uint8_t *src, *dst;
+	int err;
+
+	if (overlay_flags(&vol->overlay, old) & OV_UNIFY_DIRTY) {
+		*newp = old;
+		return 0;
+	}
+	if ((err = image_get(vol, old, &src)))
+		return err;
+	if ((err = meta_alloc(vol, old, OV_UNIFY_DIRTY, newp, &dst)))
+		return err;
+	src = overlay_find(&vol->overlay, old, NULL);
+	memcpy(dst, src, vol->blocksize);
+	overlay_drop(&vol->overlay, old);
+	if ((err = log_redirect(vol, LOG_BNODE_REDIRECT, old, *newp)))
+		return err;
+	/* the committed bnode stays until the unify that replaces it */
+	return defer_unify_add(vol, old, 1);
+}
+
+/*
+ * Find the leaf for key and make the whole path to it writable, from the
+ * leaf up, stopping at the first level that did not move.  bt->root may
+ * change; *root_moved tells the caller to store it.
+ */
+int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
+		 bool *root_moved)
+{
+	struct tux3_volume *vol = bt->vol;
+	struct cursor c = { 0 };
+	int err = btree_probe(bt, key, &c);
+
+	*root_moved = false;
+	if (err) {
+		cursor_release(&c);
+		return err;
+	}
+	p->depth = c.depth;
+	for (int l = 0; l < c.depth; l++) {
+		p->lv[l].block = c.path[l].blocknr;
+		p->lv[l].index = c.path[l].index;
+		p->lv[l].lo = c.path[l].lo;
+		p->lv[l].hi = c.path[l].hi;
+	}
+	cursor_release(&c);
+
+	uint64_t child = 0;
+	bool moved = false;
+	for (int l = p->depth - 1; l >= 0; l--) {
+		uint64_t old = p->lv[l].block, new;
+		if (l == p->depth - 1) {
+			err = leaf_cow(vol, old, &new);
+		} else {
+			if (!moved)
+				break;
+			err = bnode_cow(vol, old, &new);
+			if (!err) {
+				uint8_t *img = overlay_find(&vol->overlay, new,
+							    NULL);
+				uint64_t k = bnode_key(img, p->lv[l].index);
+				err = bnode_update(img, k, child);
+				if (!err)
+					err = log_bnode_change(vol,
+						LOG_BNODE_UPDATE, new, child, k);
+			}
+		}
+		if (err)
+			return err;
+		moved = new != old;
+		p->lv[l].block = new;
+		child = new;
+		if (l == 0 && moved) {
+			bt->root.block = new;
+			*root_moved = true;
+		}
+	}
+	return 0;
+}
+
+uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p)
+{
+	return overlay_find(&vol->overlay, p->lv[p->depth - 1].block, NULL);
+}
+
+/* Insert {key -> child} at level (a bnode of the writable path), splitting
+ * upwards as needed; level -1 means above the root: a new root. */
+static int insert_index(struct btree *bt, struct wpath *p, int level,
+			uint64_t key, uint64_t child, bool *root_moved)
+{
+	struct tux3_volume *vol = bt->vol;
+	unsigned bs = vol->blocksize;
+	uint8_t *img, *nimg;
+	uint64_t newb;
+	int err;
+
+	if (level < 0) {
+		if (bt->root.depth >= TUX3_MAX_DEPTH)
+			return -EFBIG;
+		if ((err = meta_alloc(vol, bt->root.block, OV_UNIFY_DIRTY,
+				      &newb, &img)))
+			return err;
+		bnode_init_root(img, bs, 2, bt->root.block, child, key);
+		struct logrec r = { .code = LOG_BNODE_ROOT, .count = 2,
+				    .root = newb, .left = bt->root.block,
+				    .right = child, .rkey = key };
+		if ((err = log_append(vol, &r)))
+			return err;
+		bt->root.block = newb;
+		bt->root.depth++;
+		*root_moved = true;
+		return 0;
+	}
+	uint64_t parent = p->lv[level].block;
+	img = overlay_find(&vol->overlay, parent, NULL);
+	if (!img)
+		return -EIO;
+	err = bnode_add(img, bs, key, child);
+	if (!err)
+		return log_bnode_change(vol, LOG_BNODE_ADD, parent, child, key);
+	if (err != -ENOSPC)
+		return err;
+	/* full: split it in half, add to the half that covers key, then
+	 * give the new half its place one level up */
+	if ((err = meta_alloc(vol, parent, OV_UNIFY_DIRTY, &newb, &nimg)))
+		return err;
+	img = overlay_find(&vol->overlay, parent, NULL);
+	unsigned half = bnode_count(img) / 2;
+	uint64_t newkey = bnode_key(img, half);
+	if ((err = bnode_split(img, half, nimg, bs)))
+		return err;
+	struct logrec r = { .code = LOG_BNODE_SPLIT, .pos = half, .src = parent,
+			    .dst = newb };
+	if ((err = log_append(vol, &r)))
+		return err;
+	uint64_t target = key >= newkey ? newb : parent;
+	err = bnode_add(target == newb ? nimg : img, bs, key, child);
+	if (!err)
+		err = log_bnode_change(vol, LOG_BNODE_ADD, target, child, key);
+	if (err)
+		return err;
+	return insert_index(bt, p, level - 1, newkey, newb, root_moved);
+}
+
+/*
+ * Split the (writable) leaf of the path: a new leaf takes the upper part
+ * and its first key becomes the separator in the parent.  The path is
+ * stale afterwards: probe again.
+ */
+int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved)
+{
+	struct tux3_volume *vol = bt->vol;
+	uint64_t leaf = p->lv[p->depth - 1].block, newb, sep;
+	uint8_t *img, *nimg;
+	int err;
+
+	const struct btree_ops *w = bt->ops->write;
+	if (!w || !w->leaf_split)
+		return -EOPNOTSUPP;
+	if ((err = meta_alloc(vol, leaf + 1, OV_DELTA_DIRTY, &newb, &nimg)))
+		return err;
+	if ((err = log_balloc(vol, newb, 1)))
+		return err;
+	img = overlay_find(&vol->overlay, leaf, NULL);
+	if ((err = w->leaf_split(vol, img, nimg, &sep)))
+		return err;
+	return insert_index(bt, p, p->depth - 2, sep, newb, root_moved);
+}
+
+/* A new tree of one empty leaf (depth 1), e.g. a file's first dleaf. */
+int btree_create_leaf(struct btree *bt, uint64_t goal,
+		      void (*init)(struct tux3_volume *vol, uint8_t *leaf,
+				   uint64_t key))
+{
+	struct tux3_volume *vol = bt->vol;
+	uint64_t block;
+	uint8_t *img;
+	int err;
+
+	if ((err = meta_alloc(vol, goal, OV_DELTA_DIRTY, &block, &img)))
+		return err;
+	if ((err = log_balloc(vol, block, 1)))
+		return err;
+	init(vol, img, 0);
+	bt->root = (struct root){ .block = block, .depth = 1 };
+	return 0;
+}

@@ -1,0 +1,173 @@
+/*
+ * Writing inodes: encode the attribute blob and store it in the inode
+ * table (copy-on-write through btree_edit.c), allocate inode numbers.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "internal.h"
+
+static void itree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
+			    uint64_t key)
+{
+	ileaf_init(leaf, vol->blocksize, TUX3_MAGIC_ILEAF, key);
+}
+
+static int itree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
+			    uint8_t *newleaf, uint64_t *sep)
+{
+	return ileaf_split(leaf, newleaf, vol->blocksize, sep);
+}
+
+const struct btree_ops itree_write_ops = {
+	.leaf_init = itree_leaf_init,
+	.leaf_split = itree_leaf_split,
+};
+
+/* The blob of an inode: fixed attributes, then one XATTR per xattr. */
+int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
+		 unsigned *len)
+{
+	unsigned n = 0, need = IATTR_FIXED_MAX;
+	for (unsigned i = 0; i < inode->nxattr; i++)
+		need += 6 + inode->xattrs[i].size;
+	if (need > cap)
+		return -ENOSPC;
+	n = iattr_encode_fixed(buf, inode);
+	for (unsigned i = 0; i < inode->nxattr; i++) {
+		const struct xattr_ref *x = &inode->xattrs[i];
+		n += iattr_encode_xattr(buf + n, x->atom, inode->blob + x->offset,
+					x->size);
+	}
+	*len = n;
+	return 0;
+}
+
+/*
+ * A leaf whose ibase is above inum (the reference trims leading empty
+ * slots) is rebuilt with ibase = inum so the slot exists.
+ */
+static int ileaf_rebase(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum)
+{
+	unsigned bs = vol->blocksize;
+	uint8_t *tmp = malloc(bs);
+	uint64_t ibase = ileaf_ibase(leaf);
+	unsigned count = ileaf_count(leaf);
+	int err = 0;
+
+	if (!tmp)
+		return -ENOMEM;
+	ileaf_init(tmp, bs, be16(leaf), inum);
+	for (unsigned k = 0; k < count && !err; k++) {
+		const uint8_t *blob;
+		unsigned len;
+		ileaf_blob(leaf, bs, ibase + k, &blob, &len);
+		if (len)
+			err = ileaf_set_blob(tmp, bs, ibase + k, blob, len);
+	}
+	if (!err)
+		memcpy(leaf, tmp, bs);
+	free(tmp);
+	return err;
+}
+
+/* Store (len > 0) or delete (len 0) an inode's blob in the inode table. */
+static int itree_set(struct tux3_volume *vol, uint64_t inum,
+		     const uint8_t *blob, unsigned len)
+{
+	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
+	int err = 0;
+
+	for (int tries = 0; tries < 8; tries++) {
+		struct wpath p;
+		bool moved;
+		err = btree_wprobe(&bt, inum, &p, &moved);
+		if (moved) {
+			vol->iroot = bt.root;
+			vol->super_dirty = true;
+		}
+		if (err)
+			return err;
+		uint8_t *leaf = wpath_leaf(vol, &p);
+		err = ileaf_set_blob(leaf, vol->blocksize, inum, blob, len);
+		if (err == -ERANGE && len) {
+			if ((err = ileaf_rebase(vol, leaf, inum)))
+				return err;
+			err = ileaf_set_blob(leaf, vol->blocksize, inum, blob,
+					     len);
+		}
+		if (err != -ENOSPC)
+			return err;
+		err = btree_split_leaf(&bt, &p, &moved);
+		if (moved) {
+			vol->iroot = bt.root;
+			vol->super_dirty = true;
+		}
+		if (err)
+			return err;
+	}
+	return err;
+}
+
+int inode_store(struct tux3_volume *vol, struct inode *inode)
+{
+	uint8_t *buf = malloc(vol->blocksize);
+	unsigned len;
+	if (!buf)
+		return -ENOMEM;
+	int err = inode_encode(inode, buf, vol->blocksize, &len);
+	if (!err)
+		err = itree_set(vol, inode->inum, buf, len);
+	if (!err) {
+		/* the inode's blob is now what we encoded */
+		uint8_t *nb = realloc(inode->blob, len ? len : 1);
+		if (!nb) {
+			err = -ENOMEM;
+		} else {
+			unsigned off = iattr_encode_fixed(nb, inode);
+			memcpy(nb, buf, len);
+			inode->blob = nb;
+			inode->bloblen = len;
+			for (unsigned i = 0; i < inode->nxattr; i++) {
+				inode->xattrs[i].offset = off + 6;
+				off += 6 + inode->xattrs[i].size;
+			}
+		}
+	}
+	free(buf);
+	return err;
+}
+
+int inode_delete(struct tux3_volume *vol, uint64_t inum)
+{
+	return itree_set(vol, inum, NULL, 0);
+}
+
+/* A free inode number at or after goal (never below the normal range). */
+int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum)
+{
+	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
+	if (goal < TUX3_NORMAL_INO)
+		goal = TUX3_NORMAL_INO;
+	while (goal < TUX3_KEY_LIMIT) {
+		struct cursor c = { 0 };
+		uint64_t lo, hi;
+		int err = btree_probe(&bt, goal, &c);
+		if (err) {
+			cursor_release(&c);
+			return err;
+		}
+		cursor_leaf_range(&c, &lo, &hi);
+		err = ileaf_find_free_inum(cursor_leaf(&c), vol->blocksize,
+					   goal, hi, inum);
+		cursor_release(&c);
+		if (!err) {
+			vol->super.usedinodes++;
+			vol->super_dirty = true;
+			return 0;
+		}
+		if (err != -ENOENT)
+			return err;
+		goal = hi;
+	}
+	return -ENOSPC;
+}

@@ -1,0 +1,174 @@
+/*
+ * The superblock extension record (doc/format.md section 15): identity,
+ * feature masks and a seal, in the second 512-byte sector of the
+ * superblock area, bytes the reference Tux3 code writes back unchanged.
+ *
+ * The record is one sector so that a torn write cannot leave half of an
+ * old record beside half of a new one; its CRC32C covers bytes 0..507.
+ */
+#include <stdio.h>
+#include "internal.h"
+
+/* CRC32C (Castagnoli), reflected polynomial 0x82F63B78, table-driven. */
+static uint32_t crc32c_table[256];
+static bool crc32c_ready;
+
+static void crc32c_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+		crc32c_table[i] = c;
+	}
+	/* Every thread computes the same table; publishing it twice is
+	 * harmless, but keep the flag write after the table writes. */
+	__atomic_store_n(&crc32c_ready, true, __ATOMIC_RELEASE);
+}
+
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	if (!__atomic_load_n(&crc32c_ready, __ATOMIC_ACQUIRE))
+		crc32c_init();
+	crc = ~crc;
+	while (len--)
+		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	while (len--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+int superext_decode(const uint8_t *sb4096, struct tux3_identity *id,
+		    struct superext_seal *seal, char *why, size_t whylen)
+{
+	const uint8_t *r = sb4096 + SUPEREXT_OFFSET;
+
+	memset(id, 0, sizeof(*id));
+	memset(seal, 0, sizeof(*seal));
+	if (whylen)
+		why[0] = 0;
+	if (be32(r) != SUPEREXT_MAGIC) {
+		if (all_zero(r, SUPEREXT_SIZE))
+			return 0;
+		snprintf(why, whylen, "bytes are not zero but carry no "
+			 "extension magic (0x%08x)", be32(r));
+		return -EUCLEAN;
+	}
+	uint32_t want = be32(r + SUPEREXT_CRC_OFFSET);
+	uint32_t got = crc32c(0, r, SUPEREXT_CRC_OFFSET);
+	if (want != got) {
+		snprintf(why, whylen, "CRC32C 0x%08x does not match the "
+			 "stored 0x%08x", got, want);
+		return -EUCLEAN;
+	}
+	unsigned version = be16(r + 4), size = be16(r + 6);
+	if (version != SUPEREXT_VERSION) {
+		snprintf(why, whylen, "record version %u is not known (this "
+			 "build reads version %u)", version, SUPEREXT_VERSION);
+		return -EUCLEAN;
+	}
+	if (size != SUPEREXT_SIZE) {
+		snprintf(why, whylen, "record size %u, expected %u", size,
+			 SUPEREXT_SIZE);
+		return -EUCLEAN;
+	}
+	id->present = 1;
+	id->version = version;
+	id->compat = be32(r + 8);
+	id->ro_compat = be32(r + 12);
+	id->incompat = be32(r + 16);
+	memcpy(id->uuid, r + 24, 16);
+	memcpy(id->label, r + 40, TUX3_LABEL_MAX);
+	id->label[TUX3_LABEL_MAX] = 0;
+	id->mkfs_time_ns = (int64_t)be64(r + 104);
+	id->seq = be64(r + 112);
+	seal->seq = id->seq;
+	seal->logchain = be64(r + 120);
+	seal->logcount = be32(r + 128);
+	seal->iroot = be64(r + 136);
+	seal->oroot = be64(r + 144);
+	return 1;
+}
+
+void superext_encode(uint8_t *sb4096, const struct tux3_identity *id,
+		     const struct disksuper *sb, uint64_t seq)
+{
+	uint8_t *r = sb4096 + SUPEREXT_OFFSET;
+
+	memset(r, 0, SUPEREXT_SIZE);
+	put_be32(r, SUPEREXT_MAGIC);
+	put_be16(r + 4, SUPEREXT_VERSION);
+	put_be16(r + 6, SUPEREXT_SIZE);
+	put_be32(r + 8, id->compat);
+	put_be32(r + 12, id->ro_compat);
+	put_be32(r + 16, id->incompat);
+	memcpy(r + 24, id->uuid, 16);
+	memcpy(r + 40, id->label, strnlen(id->label, TUX3_LABEL_MAX));
+	put_be64(r + 104, (uint64_t)id->mkfs_time_ns);
+	put_be64(r + 112, seq);
+	put_be64(r + 120, sb->logchain);
+	put_be32(r + 128, sb->logcount);
+	put_be64(r + 136, sb->iroot);
+	put_be64(r + 144, sb->oroot);
+	put_be32(r + SUPEREXT_CRC_OFFSET, crc32c(0, r, SUPEREXT_CRC_OFFSET));
+}
+
+bool superext_sealed(const struct superext_seal *seal,
+		     const struct disksuper *sb)
+{
+	return seal->logchain == sb->logchain &&
+	       seal->logcount == sb->logcount &&
+	       seal->iroot == sb->iroot && seal->oroot == sb->oroot;
+}
+
+int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id)
+{
+	*id = vol->ident;
+	id->sealed = vol->ident.present &&
+		     superext_sealed(&vol->seal, &vol->super);
+	return 0;
+}
+
+/* At open, right after super_check: read the record, apply the feature
+ * rules.  Damage only costs the record (warning); unknown incompat
+ * features refuse the volume, unknown ro_compat ones refuse writing. */
+int superext_load(struct tux3_volume *vol)
+{
+	char why[160];
+	int ret = superext_decode(vol->sbraw, &vol->ident, &vol->seal, why,
+				  sizeof(why));
+	if (ret < 0) {
+		vol_warn(vol, "superblock extension at byte %u: %s; treated "
+			 "as absent", TUX3_SB_OFFSET + SUPEREXT_OFFSET, why);
+		return 0;
+	}
+	if (!ret)
+		return 0;
+	struct tux3_identity *id = &vol->ident;
+	uint32_t unknown = id->incompat & ~SUPEREXT_INCOMPAT_KNOWN;
+	if (unknown)
+		return vol_error(vol, -EOPNOTSUPP, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + SUPEREXT_OFFSET + 16,
+				 "superblock extension: unknown incompat "
+				 "features 0x%08x (this build knows 0x%08x); "
+				 "cannot open the volume", unknown,
+				 SUPEREXT_INCOMPAT_KNOWN);
+	unknown = id->ro_compat & ~SUPEREXT_RO_COMPAT_KNOWN;
+	if (unknown && (vol->mode == TUX3_OPEN_RDWR ||
+			vol->mode == TUX3_OPEN_RDWR_NORECOVER))
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + SUPEREXT_OFFSET + 12,
+				 "superblock extension: unknown ro_compat "
+				 "features 0x%08x (this build knows 0x%08x); "
+				 "the volume may only be opened read-only",
+				 unknown, SUPEREXT_RO_COMPAT_KNOWN);
+	id->sealed = superext_sealed(&vol->seal, &vol->super);
+	return 0;
+}
