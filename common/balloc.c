@@ -348,6 +348,10 @@ int balloc(struct tux3_volume *vol, uint64_t goal, uint64_t count,
 			if (found) {
 				int64_t c = bitmap_modify(vol, *block, *got,
 							  true);
+				/* no image of an earlier life of these blocks
+				 * may shadow what is written to them now */
+				for (uint64_t i = 0; i < *got; i++)
+					overlay_drop(&vol->overlay, *block + i);
 				return c < 0 ? (int)c : c ? -EUCLEAN : 0;
 			}
 		}
@@ -359,6 +363,9 @@ int bfree_now(struct tux3_volume *vol, uint64_t block, uint64_t count)
 {
 	if (!vol_extent_valid(vol, block, count))
 		return -ERANGE;
+	/* a freed block's image must neither be written nor read again */
+	for (uint64_t i = 0; i < count; i++)
+		overlay_drop(&vol->overlay, block + i);
 	int64_t c = bitmap_modify(vol, block, count, false);
 	return c < 0 ? (int)c : c ? vol_error(vol, -EUCLEAN, block, TUX3_NONE,
 					       TUX3_NONE, "double free of %"
@@ -379,5 +386,141 @@ int balloc_commit_done(struct tux3_volume *vol)
 		err = bfree_now(vol, vol->defer_free.v[i].block,
 				vol->defer_free.v[i].count);
 	vol->defer_free.count = 0;
+	return err;
+}
+
+/* ---- writing the bitmap and countmap at unify ---- */
+
+/* An internal file (bitmap, countmap): mode 0, one link, the largest
+ * size, as the reference creates them at the first unify. */
+static int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
+			  struct inode *inode)
+{
+	int err = inode_load(vol, inum, inode);
+	if (err != -ENOENT)
+		return err;
+	tux3_clear_error(vol);
+	memset(inode, 0, sizeof(*inode));
+	inode->inum = inum;
+	inode->present = 1u << ATTR_MODE_OWNER | 1u << ATTR_CTIME_SIZE |
+			 1u << ATTR_LINK_COUNT | 1u << ATTR_MTIME;
+	inode->nlink = 1;
+	inode->size = iattr_max_size(vol->blockbits);
+	inode->ctime = inode->mtime = vol_now(vol);
+	return 0;
+}
+
+/* Write snapshot blocks of an internal file to new blocks. */
+static int flush_file(struct tux3_volume *vol, tux3_ino_t inum,
+		      uint8_t **snap, const uint64_t *index, size_t n)
+{
+	struct inode inode;
+	int err = internal_inode(vol, inum, &inode);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t block, got, old, run;
+		if ((err = filemap_lookup(vol, &inode, index[i], &old, &run)))
+			break;
+		if ((err = balloc(vol, old ? old : index[i] + inum, 1, true,
+				  &block, &got)) ||
+		    (err = log_balloc(vol, block, 1)) ||
+		    (err = blockset_add(&vol->fresh, block)) < 0)
+			break;
+		err = dev_pwrite(&vol->dev, snap[i], vol->blocksize,
+				 block << vol->blockbits);
+		if (err) {
+			err = vol_error(vol, err, block, inum, TUX3_NONE,
+					"cannot write block");
+			break;
+		}
+		inode.present |= 1u << ATTR_DATA_BTREE;
+		err = filemap_set(vol, &inode, index[i], block, 1);
+	}
+	if (!err)
+		err = inode_store(vol, &inode);
+	if (!err && inum == TUX3_BITMAP_INO) {
+		if (vol->has_bitmap_inode)
+			inode_free(&vol->bitmap_inode);
+		vol->bitmap_inode = inode;	/* keeps the blob */
+		vol->has_bitmap_inode = true;
+		return 0;
+	}
+	inode_free(&inode);
+	return err;
+}
+
+/*
+ * The unify writes what the bitmap and countmap say at the unify mark:
+ * a snapshot taken before their own new blocks are allocated (those
+ * allocations are logged after the mark, and replay applies them on top).
+ */
+int bitmap_flush(struct tux3_volume *vol)
+{
+	struct bitmap *bm = &vol->bitmap;
+	unsigned bs = vol->blocksize, per_cblock = bs / 2;
+	size_t nsnap = 0, ncsnap = 0;
+	uint64_t *index = NULL, *cindex = NULL;
+	uint8_t **snap = NULL, **csnap = NULL;
+	int err = balloc_init(vol);
+	if (err)
+		return err;
+
+	size_t ncblocks = (size_t)((bm->ngroups + per_cblock - 1) / per_cblock);
+	index = calloc(bm->nchunks + 1, sizeof(*index));
+	snap = calloc(bm->nchunks + 1, sizeof(*snap));
+	cindex = calloc(ncblocks + 1, sizeof(*cindex));
+	csnap = calloc(ncblocks + 1, sizeof(*csnap));
+	uint8_t *cdirty = calloc(ncblocks + 1, 1);
+	if (!index || !snap || !cindex || !csnap || !cdirty) {
+		err = -ENOMEM;
+		goto out;
+	}
+	uint64_t groups_per_chunk = ((uint64_t)bs * 8) >> TUX3_GROUPBITS;
+	if (!groups_per_chunk)
+		groups_per_chunk = 1;
+	for (size_t i = 0; i < bm->nchunks; i++) {
+		if (!bm->dirty[i] || !bm->chunks[i])
+			continue;
+		if (!(snap[nsnap] = malloc(bs))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(snap[nsnap], bm->chunks[i], bs);
+		index[nsnap++] = i;
+		bm->dirty[i] = 0;
+		/* the groups this chunk covers: their countmap blocks */
+		uint64_t g0 = ((uint64_t)i * bs * 8) >> TUX3_GROUPBITS;
+		for (uint64_t g = g0; g < g0 + groups_per_chunk &&
+		     g < bm->ngroups; g++)
+			cdirty[g / per_cblock] = 1;
+	}
+	for (size_t c = 0; c < ncblocks; c++) {
+		if (!cdirty[c])
+			continue;
+		if (!(csnap[ncsnap] = calloc(1, bs))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (unsigned k = 0; k < per_cblock; k++) {
+			uint64_t g = (uint64_t)c * per_cblock + k;
+			if (g < bm->ngroups)
+				put_be16(csnap[ncsnap] + 2 * k,
+					 (uint16_t)bm->groupused[g]);
+		}
+		cindex[ncsnap++] = c;
+	}
+	if (!(err = flush_file(vol, TUX3_BITMAP_INO, snap, index, nsnap)))
+		err = flush_file(vol, TUX3_COUNTMAP_INO, csnap, cindex, ncsnap);
+out:
+	for (size_t i = 0; i < nsnap; i++)
+		free(snap[i]);
+	for (size_t i = 0; i < ncsnap; i++)
+		free(csnap[i]);
+	free(snap);
+	free(index);
+	free(csnap);
+	free(cindex);
+	free(cdirty);
 	return err;
 }

@@ -301,6 +301,11 @@ int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
 int inode_store(struct tux3_volume *vol, struct inode *inode);
 int inode_delete(struct tux3_volume *vol, uint64_t inum);
 int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum);
+/* namei_write.c */
+int inode_write_data(struct tux3_volume *vol, struct inode *inode,
+		     const void *buf, size_t len, uint64_t pos, bool privileged);
+int inode_truncate(struct tux3_volume *vol, struct inode *inode,
+		   uint64_t size);
 /* filemap_write.c */
 int filemap_set(struct tux3_volume *vol, struct inode *inode,
 		uint64_t logical, uint64_t physical, uint64_t count);
@@ -579,7 +584,12 @@ struct tux3_volume {
 	struct blockset fresh;		/* blocks allocated by the open delta:
 					 * not referenced by the committed
 					 * state, so rewritable in place */
-	uint64_t commit_seq;		/* of the extension seal */
+	unsigned unify_log_limit;	/* unify when the cycle has this many
+					 * log blocks ... */
+	unsigned unify_bnode_limit;	/* ... or this many dirty bnodes */
+	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns, or 0 */
+	unsigned commit_bound;		/* commit when a delta logs this many
+					 * records' worth of changes */
 	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
 	/* deferred frees met in replay: log blocks and redirected bnodes */
 	struct { uint64_t block; uint32_t count; } *deunify;
@@ -603,6 +613,7 @@ void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Read a metadata block, honouring the replay overlay. */
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
+int64_t vol_now(const struct tux3_volume *vol);	/* ns since the epoch */
 int vol_read_blocks(struct tux3_volume *vol, uint64_t block, uint64_t count,
 		    uint8_t *buf);
 static inline bool vol_block_valid(const struct tux3_volume *vol, uint64_t b)
@@ -672,6 +683,9 @@ int bfree_now(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
 /* The commit is durable: deferred frees become free space. */
 int balloc_commit_done(struct tux3_volume *vol);
+int bitmap_flush(struct tux3_volume *vol);
+/* commit.c */
+int delta_commit(struct tux3_volume *vol, bool force_unify);
 
 /* replay.c */
 int defer_unify_add(struct tux3_volume *vol, uint64_t block, uint32_t count);

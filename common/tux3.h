@@ -39,9 +39,11 @@ enum {
  *  RDWR_NORECOVER  replays in memory like RDONLY but takes the exclusive
  *                  lock and opens the device for writing: what fsck uses
  *                  before it decides what to repair.
- *  RDWR            normal read-write open (orphans released after replay);
- *                  needs the write path, which this build does not have yet:
- *                  tux3_open() returns -EROFS for it.
+ *  RDWR            read-write: changes gather in a delta, committed by
+ *                  tux3_sync(), tux3_umount() or when the delta grows past
+ *                  a bound.  Refused (-EUCLEAN) when replay met allocation
+ *                  conflicts.  Orphans found by replay are kept (their
+ *                  release comes with the orphan work).
  *  NOREPLAY        reads only the superblock and on-disk trees, without the
  *                  log: to inspect a volume whose log is damaged.  Bnodes and
  *                  free space may then be stale.
@@ -71,7 +73,14 @@ int tux3_open(const char *path, enum tux3_open_mode mode,
 /* Like tux3_open(), but on failure keeps the error text in errbuf. */
 int tux3_open_err(const char *path, enum tux3_open_mode mode,
 		  struct tux3_volume **volp, char *errbuf, size_t errlen);
+/* Close without committing: like a crash, the next open replays the
+ * last committed state. */
 void tux3_close(struct tux3_volume *vol);
+/* Commit what is pending, then close. */
+int tux3_umount(struct tux3_volume *vol);
+/* Use this time (ns since the epoch) for every timestamp written, e.g.
+ * from SOURCE_DATE_EPOCH, instead of the clock. */
+void tux3_set_time(struct tux3_volume *vol, int64_t ns);
 
 const struct tux3_error *tux3_last_error(const struct tux3_volume *vol);
 /* "block 65: inode 64: offset 12: what" */
@@ -250,6 +259,49 @@ int tux3_block_is_used(struct tux3_volume *vol, tux3_block_t block);
  * (0 before the first unify) and as the live bitmap counts them. */
 int tux3_group_counts(struct tux3_volume *vol, uint64_t group,
 		      uint32_t *ondisk, uint32_t *live);
+
+/* ---- the write path (volumes opened TUX3_OPEN_RDWR) ---- */
+/* Commit the open delta (atomically; the superblock is the commit
+ * point).  tux3_unify also folds the log into the on-disk trees. */
+int tux3_sync(struct tux3_volume *vol);
+int tux3_unify(struct tux3_volume *vol);
+
+/* Namespace and data changes (negative errno on failure). */
+int tux3_create(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+		tux3_ino_t *ino);
+int tux3_mkdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+	       tux3_ino_t *ino);
+/* mode carries the type: S_IFREG, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK */
+int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+	       unsigned major, unsigned minor, tux3_ino_t *ino);
+int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		 size_t len, const char *target, uint32_t uid, uint32_t gid,
+		 tux3_ino_t *ino);
+int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dir,
+	      const char *name, size_t len);
+int tux3_unlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		size_t len);
+int tux3_rmdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+	       size_t len);
+ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
+		   size_t len, uint64_t pos);
+int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size);
+
+enum {
+	TUX3_SET_MODE = 1, TUX3_SET_UID = 2, TUX3_SET_GID = 4,
+	TUX3_SET_SIZE = 8, TUX3_SET_MTIME = 16, TUX3_SET_CTIME = 32,
+};
+struct tux3_setattr {
+	unsigned valid;		/* TUX3_SET_* */
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	int64_t mtime_ns, ctime_ns;
+};
+int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
+		 const struct tux3_setattr *sa);
 
 const char *tux3_version(void);
 

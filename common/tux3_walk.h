@@ -81,4 +81,17 @@ int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 int tux3_scan_log_raw(struct tux3_volume *vol,
 		      const struct tux3_walk_ops *ops, void *ctx);
 
+/* Block ownership against the live bitmap (the checker's first pass).
+ * Calls fn per problem; returns the number of problems or -errno. */
+enum tux3_block_problem {
+	TUX3_BLOCK_LEAKED,	/* marked in use, referenced by nothing */
+	TUX3_BLOCK_FREE_IN_USE,	/* referenced, but free in the bitmap */
+	TUX3_BLOCK_SHARED,	/* referenced twice */
+	TUX3_BLOCK_OUTSIDE,	/* referenced beyond the volume */
+	TUX3_BLOCK_UNREADABLE,	/* a structure there failed validation */
+};
+typedef void (*tux3_check_fn)(void *ctx, uint64_t block, uint64_t count,
+			      enum tux3_block_problem what);
+int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx);
+
 #endif

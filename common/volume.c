@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "internal.h"
 
 #ifndef TUX3_VERSION
@@ -128,6 +129,24 @@ static int count_free_ondisk(struct tux3_volume *vol)
 	return err;
 }
 
+/*
+ * A read-write open writes on top of the replayed state, so that state
+ * must be sound: a replay that met allocation conflicts means a damaged
+ * bitmap, which fsck must repair first.
+ */
+static int volume_ready_to_write(struct tux3_volume *vol)
+{
+	if (vol->replay_conflicts)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_NONE, "replay met %" PRIu64 " allocation "
+				 "conflicts; run fsck.tux3 before writing",
+				 vol->replay_conflicts);
+	vol->unify_log_limit = 64;
+	vol->unify_bnode_limit = 256;
+	vol->commit_bound = 4096;
+	return balloc_init(vol);
+}
+
 static int volume_load(struct tux3_volume *vol)
 {
 	int err = dev_pread(&vol->dev, vol->sbraw, TUX3_SB_LEN, TUX3_SB_OFFSET);
@@ -157,6 +176,8 @@ static int volume_load(struct tux3_volume *vol)
 	    (err = orphans_resolve(vol)))
 		return err;
 	vol->replayed = true;
+	if (vol->mode == TUX3_OPEN_RDWR)
+		return volume_ready_to_write(vol);
 	return 0;
 }
 
@@ -170,17 +191,13 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	*volp = NULL;
 	if (errlen)
 		errbuf[0] = 0;
-	if (mode == TUX3_OPEN_RDWR) {
-		snprintf(errbuf, errlen, "%s: read-write open needs the write "
-			 "path, which this build does not have", path);
-		return -EROFS;
-	}
 	vol = calloc(1, sizeof(*vol));
 	if (!vol)
 		return -ENOMEM;
 	vol->mode = mode;
 	tux3_clear_error(vol);
-	err = dev_open(&vol->dev, path, mode == TUX3_OPEN_RDWR_NORECOVER,
+	err = dev_open(&vol->dev, path, mode == TUX3_OPEN_RDWR_NORECOVER ||
+		       mode == TUX3_OPEN_RDWR,
 		       devmsg, sizeof(devmsg));
 	if (err) {
 		snprintf(errbuf, errlen, "%s", devmsg);
@@ -208,10 +225,26 @@ int tux3_open(const char *path, enum tux3_open_mode mode,
 	return tux3_open_err(path, mode, volp, msg, sizeof(msg));
 }
 
+int tux3_umount(struct tux3_volume *vol)
+{
+	int err = 0;
+	if (vol && vol->mode == TUX3_OPEN_RDWR)
+		err = delta_commit(vol, false);
+	tux3_close(vol);
+	return err;
+}
+
+void tux3_set_time(struct tux3_volume *vol, int64_t ns)
+{
+	vol->fixed_time = ns;
+}
+
 void tux3_close(struct tux3_volume *vol)
 {
 	if (!vol)
 		return;
+	wlog_free(&vol->wlog);
+	blockset_free(&vol->fresh);
 	for (unsigned i = 0; i < vol->logcount && vol->log; i++)
 		free(vol->log[i].data);
 	free(vol->log);
@@ -266,4 +299,13 @@ int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
 	st->ffree = TUX3_KEY_LIMIT - vol->super.usedinodes;
 	st->namelen = 255;
 	return 0;
+}
+
+int64_t vol_now(const struct tux3_volume *vol)
+{
+	struct timespec ts;
+	if (vol->fixed_time)
+		return vol->fixed_time;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -1,0 +1,137 @@
+/*
+ * The atomic commit of a delta, as the 2014 format defines it:
+ *   1. the delta's records are already in the log buffer (DELTA first);
+ *      at a unify, UNIFY, FREEBLOCKS and the relogged frees follow, the
+ *      dirty bnodes are written in place and the bitmap and countmap are
+ *      flushed (their own allocations land after the UNIFY mark);
+ *   2. the delta's leaves are written to their new blocks (file data was
+ *      written when it was allocated);
+ *   3. the log blocks are written;
+ *   4. flush; the superblock (the commit point); flush;
+ *   5. the delta's freed blocks become free space.
+ * Nothing the last committed state references is overwritten before 4.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "internal.h"
+
+static int write_block(void *ctx, uint64_t block, uint8_t *data,
+		       unsigned *flags)
+{
+	struct tux3_volume *vol = ctx;
+	int err = dev_pwrite(&vol->dev, data, vol->blocksize,
+			     block << vol->blockbits);
+	if (err)
+		return vol_error(vol, err, block, TUX3_NONE, TUX3_NONE,
+				 "cannot write block");
+	*flags = 0;	/* the image stays as a clean cache */
+	return 0;
+}
+
+/* The unify: fold the log into the on-disk bnodes, bitmap and countmap,
+ * so that the log can start a new cycle. */
+static int unify(struct tux3_volume *vol)
+{
+	struct logrec r = { .code = LOG_UNIFY };
+	int err = log_append(vol, &r);
+	if (err)
+		return err;
+	r = (struct logrec){ .code = LOG_FREEBLOCKS,
+			     .freeblocks = vol->freeblocks };
+	if ((err = log_append(vol, &r)))
+		return err;
+	/* Frees pending on this unify, and the delta's own deferred frees
+	 * (their records precede the mark, so replay will skip them): logged
+	 * again after the mark, applied after this commit. */
+	for (size_t i = 0; i < vol->defer_free.count; i++)
+		if ((err = log_bfree(vol, LOG_BFREE_RELOG,
+				     vol->defer_free.v[i].block,
+				     vol->defer_free.v[i].count)))
+			return err;
+	for (unsigned i = 0; i < vol->ndeunify; i++) {
+		if ((err = log_bfree(vol, LOG_BFREE_RELOG,
+				     vol->deunify[i].block,
+				     vol->deunify[i].count)) ||
+		    (err = bfree_deferred(vol, vol->deunify[i].block,
+					  vol->deunify[i].count)))
+			return err;
+	}
+	vol->ndeunify = 0;
+	/* bnodes changed in this cycle go to their (new) blocks now */
+	if ((err = overlay_for_each(&vol->overlay, OV_UNIFY_DIRTY,
+				    write_block, vol)))
+		return err;
+	if ((err = bitmap_flush(vol)))
+		return err;
+	/* a new cycle: this commit's log blocks are its first */
+	vol->super.logcount = 0;
+	r = (struct logrec){ .code = LOG_DELTA };
+	return log_append(vol, &r);
+}
+
+/* When the log or the set of dirty bnodes grows past a bound, a commit
+ * also unifies (the reference: every third delta). */
+static bool unify_due(struct tux3_volume *vol)
+{
+	unsigned dirty = 0;
+	for (size_t i = 0; i < vol->overlay.cap; i++)
+		if (vol->overlay.ents[i].data &&
+		    (vol->overlay.ents[i].flags & OV_UNIFY_DIRTY))
+			dirty++;
+	return vol->super.logcount >= vol->unify_log_limit ||
+	       dirty >= vol->unify_bnode_limit;
+}
+
+int delta_commit(struct tux3_volume *vol, bool force_unify)
+{
+	int err;
+
+	if (!vol->delta_open && !vol->super_dirty && !force_unify)
+		return 0;
+	if (force_unify || unify_due(vol)) {
+		if ((err = unify(vol)))
+			return err;
+	}
+	if ((err = overlay_for_each(&vol->overlay, OV_DELTA_DIRTY, write_block,
+				    vol)))
+		return err;
+	if ((err = log_write_blocks(vol)) < 0)
+		return err;
+	if ((err = dev_flush(&vol->dev)))
+		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "cannot flush the device before the commit");
+	vol->super.iroot = root_pack(vol->iroot);
+	vol->super.oroot = vol->oroot.depth ? root_pack(vol->oroot) : 0;
+	super_encode(vol->sbraw, &vol->super);
+	if (vol->ident.present)
+		superext_encode(vol->sbraw, &vol->ident, &vol->super,
+				++vol->ident.seq);
+	if ((err = dev_pwrite(&vol->dev, vol->sbraw, TUX3_SB_LEN,
+			      TUX3_SB_OFFSET)))
+		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+				 "cannot write the superblock");
+	if ((err = dev_flush(&vol->dev)))
+		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "cannot flush the superblock");
+	/* durable: what the delta freed may be reused */
+	if ((err = balloc_commit_done(vol)))
+		return err;
+	blockset_free(&vol->fresh);
+	vol->delta_open = false;
+	vol->super_dirty = false;
+	return 0;
+}
+
+int tux3_sync(struct tux3_volume *vol)
+{
+	if (vol->mode != TUX3_OPEN_RDWR)
+		return -EROFS;
+	return delta_commit(vol, false);
+}
+
+int tux3_unify(struct tux3_volume *vol)
+{
+	if (vol->mode != TUX3_OPEN_RDWR)
+		return -EROFS;
+	return delta_commit(vol, true);
+}

@@ -1,0 +1,585 @@
+/*
+ * Namespace and data changes: create, mkdir, mknod, symlink, link, unlink,
+ * rmdir, write, truncate, setattr.  Each one changes inodes, directory
+ * blocks and file maps through the copy-on-write layers and logs what it
+ * did; tux3_sync() commits.  A delta also commits by itself when it grows
+ * past a bound.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "internal.h"
+
+static int writable(struct tux3_volume *vol)
+{
+	return vol->mode == TUX3_OPEN_RDWR ? 0 : -EROFS;
+}
+
+/* A delta that grew past its bound commits before the next change. */
+static int maybe_commit(struct tux3_volume *vol)
+{
+	if (vol->wlog.len >= (size_t)vol->commit_bound * 11)
+		return delta_commit(vol, false);
+	return 0;
+}
+
+/* ---- file data ---- */
+
+static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,
+			  uint64_t logical)
+{
+	uint64_t prev, run;
+	if (logical && !filemap_lookup(vol, inode, logical - 1, &prev, &run) &&
+	    prev)
+		return prev + 1;
+	tux3_clear_error(vol);
+	return (inode->inum + logical) % vol->volblocks;
+}
+
+/*
+ * Write len bytes at pos.  Blocks this delta allocated are rewritten in
+ * place; any other block gets a new home (the committed one must stay),
+ * partial blocks keeping their old bytes around the new ones.
+ */
+int inode_write_data(struct tux3_volume *vol, struct inode *inode,
+		     const void *buf, size_t len, uint64_t pos, bool privileged)
+{
+	unsigned bs = vol->blocksize, bits = vol->blockbits;
+	const uint8_t *src = buf;
+	uint8_t *blk = NULL;
+	int err = 0;
+
+	if (!len)
+		return 0;
+	if (pos > iattr_max_size(bits) || len > iattr_max_size(bits) - pos)
+		return -EFBIG;
+	blk = malloc(bs);
+	if (!blk)
+		return -ENOMEM;
+	while (len && !err) {
+		uint64_t logical = pos >> bits, physical, run;
+		unsigned off = pos & (bs - 1);
+		size_t chunk = bs - off < len ? bs - off : len;
+		if ((err = filemap_lookup(vol, inode, logical, &physical, &run)))
+			break;
+		if (physical && blockset_has(&vol->fresh, physical)) {
+			err = dev_pwrite(&vol->dev, src, chunk,
+					 (physical << bits) + off);
+		} else {
+			/* whole blocks in one run where possible */
+			uint64_t want = 1, got, block;
+			if (!off && chunk == bs)
+				want = len >> bits;
+			if (want > 1024)
+				want = 1024;
+			if ((err = balloc(vol, data_goal(vol, inode, logical),
+					  want, privileged, &block, &got)))
+				break;
+			if ((err = log_balloc(vol, block, got)))
+				break;
+			for (uint64_t i = 0; i < got; i++)
+				if ((err = blockset_add(&vol->fresh,
+							block + i)) < 0)
+					break;
+			if (err < 0)
+				break;
+			err = 0;
+			if (got == 1 && chunk < bs) {
+				/* partial: the rest of the block as it was */
+				if ((err = filemap_read_block(vol, inode,
+							      logical, blk)))
+					break;
+				memcpy(blk + off, src, chunk);
+				err = dev_pwrite(&vol->dev, blk, bs,
+						 block << bits);
+			} else {
+				chunk = got << bits;
+				err = dev_pwrite(&vol->dev, src, chunk,
+						 block << bits);
+			}
+			if (!err)
+				err = filemap_set(vol, inode, logical, block,
+						  got);
+			inode->present |= 1u << ATTR_DATA_BTREE;
+		}
+		if (err)
+			break;
+		src += chunk;
+		pos += chunk;
+		len -= chunk;
+	}
+	free(blk);
+	if (err < 0 && !vol->error.err)
+		vol_error(vol, err, TUX3_NONE, inode->inum, pos,
+			  "cannot write data");
+	if (pos > inode->size)
+		inode->size = pos;
+	return err < 0 ? err : 0;
+}
+
+/* Cut a file to size: blocks past it unmapped, the tail of the last
+ * block zeroed (so a later grow reads zeros). */
+int inode_truncate(struct tux3_volume *vol, struct inode *inode,
+		   uint64_t size)
+{
+	unsigned bits = vol->blockbits, bs = vol->blocksize;
+	int err = 0;
+
+	if (size > iattr_max_size(bits))
+		return -EFBIG;
+	if (size < inode->size) {
+		uint64_t keep = (size + bs - 1) >> bits;
+		err = filemap_set(vol, inode, keep, 0, TUX3_KEY_LIMIT - keep);
+		if (!err && (size & (bs - 1))) {
+			uint8_t *zero = calloc(1, bs);
+			unsigned tail = bs - (unsigned)(size & (bs - 1));
+			uint64_t physical, run;
+			if (!zero)
+				return -ENOMEM;
+			err = filemap_lookup(vol, inode, size >> bits,
+					     &physical, &run);
+			if (!err && physical)
+				err = inode_write_data(vol, inode, zero, tail,
+						       size, true);
+			free(zero);
+		}
+	}
+	inode->size = size;
+	return err;
+}
+
+/* ---- directories ---- */
+
+static unsigned dirent_type(uint32_t mode)
+{
+	return inode_dtype(mode);
+}
+
+/* Add an entry: the first block with room, else a new block. */
+static int dir_add(struct tux3_volume *vol, struct inode *dir,
+		   const char *name, unsigned len, tux3_ino_t inum,
+		   unsigned type)
+{
+	unsigned bs = vol->blocksize;
+	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
+	uint8_t *blk = malloc(bs);
+	int err = -ENOSPC;
+
+	if (!blk)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < nblocks && err == -ENOSPC; i++) {
+		if ((err = filemap_read_block(vol, dir, i, blk)))
+			break;
+		err = dirblock_add(blk, bs, name, len, inum, type);
+		if (err >= 0)
+			err = inode_write_data(vol, dir, blk, bs,
+					       i << vol->blockbits, false);
+	}
+	if (err == -ENOSPC) {
+		dirblock_init(blk, bs);
+		err = dirblock_add(blk, bs, name, len, inum, type);
+		if (err >= 0)
+			err = inode_write_data(vol, dir, blk, bs,
+					       nblocks << vol->blockbits, false);
+	}
+	free(blk);
+	return err < 0 ? err : 0;
+}
+
+struct find_ctx {
+	const char *name;
+	unsigned len;
+	uint64_t pos, inum;
+	unsigned type;
+	bool found;
+};
+
+static int find_entry(void *ctx, const struct dirent_info *d)
+{
+	struct find_ctx *f = ctx;
+	if (d->name_len != f->len || memcmp(d->name, f->name, f->len))
+		return 0;
+	f->pos = d->pos;
+	f->inum = d->inum;
+	f->type = d->type;
+	f->found = true;
+	return 1;
+}
+
+static int dir_find(struct tux3_volume *vol, const struct inode *dir,
+		    const char *name, unsigned len, struct find_ctx *f)
+{
+	*f = (struct find_ctx){ .name = name, .len = len };
+	int err = dir_iterate(vol, dir, find_entry, f);
+	if (err < 0)
+		return err;
+	return f->found ? 0 : -ENOENT;
+}
+
+static int dir_remove(struct tux3_volume *vol, struct inode *dir,
+		      uint64_t pos)
+{
+	unsigned bs = vol->blocksize;
+	uint8_t *blk = malloc(bs);
+	uint64_t logical = pos >> vol->blockbits;
+	if (!blk)
+		return -ENOMEM;
+	int err = filemap_read_block(vol, dir, logical, blk);
+	if (!err)
+		err = dirblock_delete(blk, bs, (unsigned)(pos & (bs - 1)));
+	if (!err)
+		err = inode_write_data(vol, dir, blk, bs,
+				       logical << vol->blockbits, true);
+	free(blk);
+	return err;
+}
+
+struct empty_ctx { bool empty; };
+static int any_entry(void *ctx, const struct dirent_info *d)
+{
+	(void)d;
+	((struct empty_ctx *)ctx)->empty = false;
+	return 1;
+}
+
+static int valid_name(const char *name, size_t len)
+{
+	if (!len)
+		return -ENOENT;
+	if (len > 255)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', len) || memchr(name, 0, len) ||
+	    (len == 1 && name[0] == '.') ||
+	    (len == 2 && name[0] == '.' && name[1] == '.'))
+		return -EINVAL;
+	return 0;
+}
+
+static int load_dir_w(struct tux3_volume *vol, tux3_ino_t ino,
+		      struct inode *dir)
+{
+	int err = inode_load(vol, ino, dir);
+	if (!err && !S_ISDIR(dir->mode)) {
+		inode_free(dir);
+		err = -ENOTDIR;
+	}
+	return err;
+}
+
+/* ---- creating ---- */
+
+static int new_inode(struct tux3_volume *vol, const struct inode *dir,
+		     uint32_t mode, uint32_t uid, uint32_t gid, uint64_t rdev,
+		     struct inode *inode)
+{
+	memset(inode, 0, sizeof(*inode));
+	int err = inum_alloc(vol, dir->inum + 1, &inode->inum);
+	if (err)
+		return err;
+	inode->present = 1u << ATTR_MODE_OWNER | 1u << ATTR_CTIME_SIZE |
+			 1u << ATTR_LINK_COUNT | 1u << ATTR_MTIME;
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		inode->present |= 1u << ATTR_RDEV;
+		inode->rdev = rdev;
+	}
+	inode->mode = mode;
+	inode->uid = uid;
+	inode->gid = gid;
+	inode->nlink = S_ISDIR(mode) ? 2 : 1;
+	inode->ctime = inode->mtime = vol_now(vol);
+	return 0;
+}
+
+int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dirino, const char *name,
+	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+	       unsigned major, unsigned minor, tux3_ino_t *ino)
+{
+	struct inode dir, inode;
+	struct find_ctx f;
+	int err;
+
+	if ((err = writable(vol)) || (err = valid_name(name, len)) ||
+	    (err = maybe_commit(vol)))
+		return err;
+	if (!(mode & S_IFMT))
+		mode |= S_IFREG;
+	if ((err = load_dir_w(vol, dirino, &dir)))
+		return err;
+	err = dir_find(vol, &dir, name, (unsigned)len, &f);
+	if (err != -ENOENT) {
+		inode_free(&dir);
+		return err ? err : -EEXIST;
+	}
+	tux3_clear_error(vol);
+	uint64_t rdev = (uint64_t)major << 20 | minor;
+	if ((err = new_inode(vol, &dir, mode, uid, gid, rdev, &inode)))
+		goto out;
+	if ((err = inode_store(vol, &inode)) ||
+	    (err = dir_add(vol, &dir, name, (unsigned)len, inode.inum,
+			   dirent_type(mode))))
+		goto out2;
+	if (S_ISDIR(mode))
+		dir.nlink++;
+	dir.mtime = dir.ctime = inode.ctime;
+	err = inode_store(vol, &dir);
+	if (!err && ino)
+		*ino = inode.inum;
+out2:
+	inode_free(&inode);
+out:
+	inode_free(&dir);
+	return err;
+}
+
+int tux3_create(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+		tux3_ino_t *ino)
+{
+	return tux3_mknod(vol, dir, name, len, S_IFREG | (mode & 07777), uid,
+			  gid, 0, 0, ino);
+}
+
+int tux3_mkdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+	       tux3_ino_t *ino)
+{
+	return tux3_mknod(vol, dir, name, len, S_IFDIR | (mode & 07777), uid,
+			  gid, 0, 0, ino);
+}
+
+/* The target is stored as file data with its NUL: i_size = length + 1. */
+int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		 size_t len, const char *target, uint32_t uid, uint32_t gid,
+		 tux3_ino_t *ino)
+{
+	size_t tlen = strlen(target);
+	tux3_ino_t new;
+	struct inode inode;
+
+	if (!tlen)
+		return -ENOENT;
+	if (tlen > 4095)
+		return -ENAMETOOLONG;
+	int err = tux3_mknod(vol, dir, name, len, S_IFLNK | 0777, uid, gid, 0,
+			     0, &new);
+	if (err)
+		return err;
+	if ((err = inode_load(vol, new, &inode)))
+		return err;
+	err = inode_write_data(vol, &inode, target, tlen + 1, 0, false);
+	if (!err)
+		err = inode_store(vol, &inode);
+	inode_free(&inode);
+	if (!err && ino)
+		*ino = new;
+	return err;
+}
+
+int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
+	      const char *name, size_t len)
+{
+	struct inode dir, inode;
+	struct find_ctx f;
+	int err;
+
+	if ((err = writable(vol)) || (err = valid_name(name, len)) ||
+	    (err = maybe_commit(vol)))
+		return err;
+	if ((err = inode_load(vol, ino, &inode)))
+		return err;
+	if (S_ISDIR(inode.mode)) {
+		inode_free(&inode);
+		return -EPERM;
+	}
+	if ((err = load_dir_w(vol, dirino, &dir))) {
+		inode_free(&inode);
+		return err;
+	}
+	err = dir_find(vol, &dir, name, (unsigned)len, &f);
+	if (err != -ENOENT) {
+		err = err ? err : -EEXIST;
+		goto out;
+	}
+	tux3_clear_error(vol);
+	if (inode.nlink >= 0xffffffffu) {
+		err = -EMLINK;
+		goto out;
+	}
+	inode.nlink++;
+	inode.ctime = vol_now(vol);
+	if ((err = inode_store(vol, &inode)) ||
+	    (err = dir_add(vol, &dir, name, (unsigned)len, ino,
+			   dirent_type(inode.mode))))
+		goto out;
+	dir.mtime = dir.ctime = inode.ctime;
+	err = inode_store(vol, &dir);
+out:
+	inode_free(&dir);
+	inode_free(&inode);
+	return err;
+}
+
+/* Last link gone: the inode and its blocks go (no open handles yet in
+ * this API level, so no orphan). */
+static int inode_destroy(struct tux3_volume *vol, struct inode *inode)
+{
+	int err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
+	if (!err) {
+		struct root r = root_unpack(inode->dtree);
+		if (inode->dtree && !r.direct) {
+			/* the empty dtree's blocks: its leaf (depth 1) */
+			if (r.depth == 1)
+				err = log_bfree(vol, LOG_BFREE, r.block, 1);
+			if (!err)
+				err = blockset_has(&vol->fresh, r.block) ?
+				      bfree_now(vol, r.block, 1) :
+				      bfree_deferred(vol, r.block, 1);
+		}
+	}
+	if (!err)
+		err = inode_delete(vol, inode->inum);
+	if (!err) {
+		vol->super.usedinodes--;
+		vol->super_dirty = true;
+	}
+	return err;
+}
+
+static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
+			const char *name, size_t len, bool want_dir)
+{
+	struct inode dir, inode;
+	struct find_ctx f;
+	int err;
+
+	if ((err = writable(vol)) || (err = valid_name(name, len)) ||
+	    (err = maybe_commit(vol)))
+		return err;
+	if ((err = load_dir_w(vol, dirino, &dir)))
+		return err;
+	if ((err = dir_find(vol, &dir, name, (unsigned)len, &f)))
+		goto out;
+	if ((err = inode_load(vol, f.inum, &inode)))
+		goto out;
+	if (want_dir && !S_ISDIR(inode.mode))
+		err = -ENOTDIR;
+	else if (!want_dir && S_ISDIR(inode.mode))
+		err = -EISDIR;
+	if (!err && want_dir) {
+		struct empty_ctx e = { true };
+		err = dir_iterate(vol, &inode, any_entry, &e);
+		if (err > 0)
+			err = 0;
+		if (!err && !e.empty)
+			err = -ENOTEMPTY;
+	}
+	if (!err)
+		err = dir_remove(vol, &dir, f.pos);
+	if (!err) {
+		int64_t now = vol_now(vol);
+		if (want_dir) {
+			dir.nlink--;
+			inode.nlink = 0;
+		} else {
+			inode.nlink--;
+		}
+		dir.mtime = dir.ctime = now;
+		inode.ctime = now;
+		err = inode.nlink ? inode_store(vol, &inode) :
+		      inode_destroy(vol, &inode);
+		if (!err)
+			err = inode_store(vol, &dir);
+	}
+	inode_free(&inode);
+out:
+	inode_free(&dir);
+	return err;
+}
+
+int tux3_unlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		size_t len)
+{
+	return remove_entry(vol, dir, name, len, false);
+}
+
+int tux3_rmdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+	       size_t len)
+{
+	return remove_entry(vol, dir, name, len, true);
+}
+
+ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
+		   size_t len, uint64_t pos)
+{
+	struct inode inode;
+	int err;
+
+	if ((err = writable(vol)) || (err = maybe_commit(vol)))
+		return err;
+	if ((err = inode_load(vol, ino, &inode)))
+		return err;
+	if (S_ISDIR(inode.mode))
+		err = -EISDIR;
+	else if (!S_ISREG(inode.mode))
+		err = -EINVAL;
+	if (!err)
+		err = inode_write_data(vol, &inode, buf, len, pos, false);
+	if (!err) {
+		inode.mtime = inode.ctime = vol_now(vol);
+		err = inode_store(vol, &inode);
+	}
+	inode_free(&inode);
+	return err ? err : (ssize_t)len;
+}
+
+int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size)
+{
+	struct inode inode;
+	int err;
+
+	if ((err = writable(vol)) || (err = maybe_commit(vol)))
+		return err;
+	if ((err = inode_load(vol, ino, &inode)))
+		return err;
+	if (!S_ISREG(inode.mode))
+		err = S_ISDIR(inode.mode) ? -EISDIR : -EINVAL;
+	if (!err)
+		err = inode_truncate(vol, &inode, size);
+	if (!err) {
+		inode.mtime = inode.ctime = vol_now(vol);
+		err = inode_store(vol, &inode);
+	}
+	inode_free(&inode);
+	return err;
+}
+
+int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
+		 const struct tux3_setattr *sa)
+{
+	struct inode inode;
+	int err;
+
+	if ((err = writable(vol)) || (err = maybe_commit(vol)))
+		return err;
+	if ((err = inode_load(vol, ino, &inode)))
+		return err;
+	if (sa->valid & TUX3_SET_MODE)
+		inode.mode = (inode.mode & S_IFMT) | (sa->mode & 07777);
+	if (sa->valid & TUX3_SET_UID)
+		inode.uid = sa->uid;
+	if (sa->valid & TUX3_SET_GID)
+		inode.gid = sa->gid;
+	if (sa->valid & TUX3_SET_MTIME)
+		inode.mtime = sa->mtime_ns;
+	if (sa->valid & TUX3_SET_SIZE) {
+		if (!S_ISREG(inode.mode))
+			err = -EINVAL;
+		else
+			err = inode_truncate(vol, &inode, sa->size);
+	}
+	inode.ctime = sa->valid & TUX3_SET_CTIME ? sa->ctime_ns : vol_now(vol);
+	if (!err)
+		err = inode_store(vol, &inode);
+	inode_free(&inode);
+	return err;
+}

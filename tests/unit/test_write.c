@@ -1,0 +1,400 @@
+/*
+ * The write path against an in-memory model: random sequences of every
+ * operation, commits, unifies, and close/reopen (which replays the log)
+ * at random points; after each reopen the whole tree (names, types,
+ * modes, owners, sizes, link counts, data, symlink targets) must equal
+ * the model, and every block must be owned exactly once
+ * (tux3_check_alloc).  Bounded here; longer runs with TUX3_SOAK=N.
+ */
+#include <sys/stat.h>
+#include "fixtures.h"
+#include "tux3_walk.h"
+
+#define MAXNODES 64
+#define MAXDATA (96 * 1024)
+
+struct mnode {
+	bool used;
+	uint32_t mode, uid, gid;
+	uint8_t *data;
+	uint64_t size;
+	char target[64];
+	unsigned nlink;
+	tux3_ino_t ino;
+};
+
+struct mentry {
+	bool used;
+	unsigned dir, node;	/* model node indexes */
+	char name[16];
+};
+
+static struct mnode nodes[MAXNODES];
+static struct mentry ents[MAXNODES * 2];
+static unsigned rng_state;
+
+static unsigned rnd(unsigned n)
+{
+	rng_state = rng_state * 1103515245 + 12345;
+	return (rng_state >> 8) % n;
+}
+
+static const char *make_volume(unsigned bits, uint64_t bytes)
+{
+	int fd = scratch_create();
+	CHECK(ftruncate(fd, (off_t)bytes) == 0);
+	close(fd);
+	struct tux3_mkfs_params p = { .blockbits = bits,
+				      .volblocks = bytes >> bits,
+				      .time_ns = 1 };
+	char err[300];
+	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
+	return scratch_path();
+}
+
+static struct tux3_volume *reopen(struct tux3_volume *vol, const char *path,
+				  bool commit)
+{
+	if (vol) {
+		if (commit)
+			CHECK_EQ(tux3_umount(vol), 0);
+		else
+			tux3_close(vol);
+	}
+	char msg[400];
+	struct tux3_volume *nv = NULL;
+	int err = tux3_open_err(path, TUX3_OPEN_RDWR, &nv, msg, sizeof(msg));
+	if (err)
+		fprintf(stderr, "reopen: %s\n", msg);
+	CHECK_EQ(err, 0);
+	return nv;
+}
+
+static void report_block(void *ctx, uint64_t b, uint64_t n,
+			 enum tux3_block_problem w)
+{
+	(void)ctx;
+	fprintf(stderr, "block %llu+%llu problem %d\n", (unsigned long long)b,
+		(unsigned long long)n, (int)w);
+}
+
+/* The volume equals the model, and block ownership is exact. */
+static void compare(struct tux3_volume *vol)
+{
+	static uint8_t buf[MAXDATA];
+	for (unsigned i = 0; i < MAXNODES; i++) {
+		struct mnode *m = &nodes[i];
+		struct tux3_stat st;
+		if (!m->used)
+			continue;
+		CHECK_EQ(tux3_stat(vol, m->ino, &st), 0);
+		CHECK_EQ(st.mode, m->mode);
+		CHECK_EQ(st.uid, m->uid);
+		CHECK_EQ(st.nlink, m->nlink);
+		if (S_ISREG(m->mode)) {
+			CHECK_EQ(st.size, m->size);
+			CHECK_EQ(tux3_read(vol, m->ino, buf, sizeof(buf), 0),
+				 (long long)m->size);
+			CHECK(!memcmp(buf, m->data, m->size));
+		} else if (S_ISLNK(m->mode)) {
+			char t[100];
+			CHECK_EQ(tux3_readlink(vol, m->ino, t, sizeof(t)),
+				 (long long)strlen(m->target));
+			CHECK(!strcmp(t, m->target));
+		}
+	}
+	for (unsigned e = 0; e < MAXNODES * 2; e++) {
+		tux3_ino_t ino;
+		if (!ents[e].used)
+			continue;
+		int err = tux3_lookup(vol, nodes[ents[e].dir].ino, ents[e].name,
+				      strlen(ents[e].name), &ino);
+		if (err) {
+			char text[400];
+			fprintf(stderr, "lookup %s: %s\n", ents[e].name,
+				tux3_error_text(vol, text, sizeof(text)));
+		}
+		CHECK_EQ(err, 0);
+		CHECK_EQ(ino, nodes[ents[e].node].ino);
+	}
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+}
+
+static int free_node(void)
+{
+	for (unsigned i = 1; i < MAXNODES; i++)
+		if (!nodes[i].used)
+			return (int)i;
+	return -1;
+}
+
+static int free_ent(void)
+{
+	for (unsigned i = 0; i < MAXNODES * 2; i++)
+		if (!ents[i].used)
+			return (int)i;
+	return -1;
+}
+
+static int pick(bool dir)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		unsigned i = rnd(MAXNODES);
+		if (nodes[i].used && !!S_ISDIR(nodes[i].mode) == dir)
+			return (int)i;
+	}
+	return dir ? 0 : -1;
+}
+
+static int entry_of(unsigned dir, const char *name)
+{
+	for (unsigned e = 0; e < MAXNODES * 2; e++)
+		if (ents[e].used && ents[e].dir == dir &&
+		    !strcmp(ents[e].name, name))
+			return (int)e;
+	return -1;
+}
+
+static bool dir_empty(unsigned dir)
+{
+	for (unsigned e = 0; e < MAXNODES * 2; e++)
+		if (ents[e].used && ents[e].dir == dir)
+			return false;
+	return true;
+}
+
+static void drop_link(unsigned n)
+{
+	if (--nodes[n].nlink == 0 ||
+	    (S_ISDIR(nodes[n].mode) && nodes[n].nlink <= 1)) {
+		free(nodes[n].data);
+		memset(&nodes[n], 0, sizeof(nodes[n]));
+	}
+}
+
+static void step(struct tux3_volume *vol)
+{
+	unsigned op = rnd(10);
+	int d = pick(true), n, e;
+	char name[16];
+	snprintf(name, sizeof(name), "n%u", rnd(24));
+	switch (op) {
+	case 0: case 1: {	/* create or mkdir */
+		if (entry_of((unsigned)d, name) >= 0 || (n = free_node()) < 0 ||
+		    (e = free_ent()) < 0)
+			return;
+		bool isdir = op == 1;
+		uint32_t mode = isdir ? 0755 : 0640;
+		tux3_ino_t ino;
+		int err = isdir ? tux3_mkdir(vol, nodes[d].ino, name,
+					     strlen(name), mode, 7, 8, &ino) :
+				  tux3_create(vol, nodes[d].ino, name,
+					      strlen(name), mode, 7, 8, &ino);
+		CHECK_EQ(err, 0);
+		nodes[n] = (struct mnode){ .used = true,
+			.mode = (isdir ? S_IFDIR : S_IFREG) | mode, .uid = 7,
+			.gid = 8, .nlink = isdir ? 2 : 1, .ino = ino };
+		if (isdir)
+			nodes[d].nlink++;
+		else
+			nodes[n].data = calloc(1, MAXDATA);
+		ents[e] = (struct mentry){ true, (unsigned)d, (unsigned)n, "" };
+		strcpy(ents[e].name, name);
+		return;
+	}
+	case 2: case 3: {	/* write at a random place */
+		if ((n = pick(false)) < 0 || !S_ISREG(nodes[n].mode))
+			return;
+		uint64_t pos = rnd(MAXDATA / 2), len = 1 + rnd(MAXDATA / 4);
+		static uint8_t buf[MAXDATA];
+		for (uint64_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)rnd(256);
+		CHECK_EQ(tux3_write(vol, nodes[n].ino, buf, len, pos),
+			 (long long)len);
+		memcpy(nodes[n].data + pos, buf, len);
+		if (pos + len > nodes[n].size)
+			nodes[n].size = pos + len;
+		return;
+	}
+	case 4: {		/* truncate */
+		if ((n = pick(false)) < 0 || !S_ISREG(nodes[n].mode))
+			return;
+		uint64_t size = rnd(MAXDATA);
+		CHECK_EQ(tux3_truncate(vol, nodes[n].ino, size), 0);
+		if (size < nodes[n].size)
+			memset(nodes[n].data + size, 0, nodes[n].size - size);
+		nodes[n].size = size;
+		return;
+	}
+	case 5: {		/* unlink or rmdir */
+		if ((e = entry_of((unsigned)d, name)) < 0)
+			return;
+		n = (int)ents[e].node;
+		if (S_ISDIR(nodes[n].mode)) {
+			int err = tux3_rmdir(vol, nodes[d].ino, name,
+					     strlen(name));
+			if (!dir_empty((unsigned)n)) {
+				CHECK_EQ(err, -ENOTEMPTY);
+				return;
+			}
+			CHECK_EQ(err, 0);
+			nodes[d].nlink--;
+			free(nodes[n].data);
+			memset(&nodes[n], 0, sizeof(nodes[n]));
+		} else {
+			CHECK_EQ(tux3_unlink(vol, nodes[d].ino, name,
+					     strlen(name)), 0);
+			drop_link((unsigned)n);
+		}
+		ents[e].used = false;
+		return;
+	}
+	case 6: {		/* hard link */
+		if ((n = pick(false)) < 0 || S_ISDIR(nodes[n].mode) ||
+		    entry_of((unsigned)d, name) >= 0 || (e = free_ent()) < 0)
+			return;
+		CHECK_EQ(tux3_link(vol, nodes[n].ino, nodes[d].ino, name,
+				   strlen(name)), 0);
+		nodes[n].nlink++;
+		ents[e] = (struct mentry){ true, (unsigned)d, (unsigned)n, "" };
+		strcpy(ents[e].name, name);
+		return;
+	}
+	case 7: {		/* symlink */
+		if (entry_of((unsigned)d, name) >= 0 || (n = free_node()) < 0 ||
+		    (e = free_ent()) < 0)
+			return;
+		char target[64];
+		snprintf(target, sizeof(target), "target-%u/%s", rnd(1000),
+			 name);
+		tux3_ino_t ino;
+		CHECK_EQ(tux3_symlink(vol, nodes[d].ino, name, strlen(name),
+				      target, 0, 0, &ino), 0);
+		nodes[n] = (struct mnode){ .used = true, .mode = S_IFLNK | 0777,
+					   .nlink = 1, .ino = ino };
+		strcpy(nodes[n].target, target);
+		ents[e] = (struct mentry){ true, (unsigned)d, (unsigned)n, "" };
+		strcpy(ents[e].name, name);
+		return;
+	}
+	case 8: {		/* chmod, chown */
+		if ((n = pick(rnd(2))) < 0)
+			return;
+		struct tux3_setattr sa = { .valid = TUX3_SET_MODE | TUX3_SET_UID,
+					   .mode = rnd(07777), .uid = rnd(5000) };
+		CHECK_EQ(tux3_setattr(vol, nodes[n].ino, &sa), 0);
+		nodes[n].mode = (nodes[n].mode & S_IFMT) | sa.mode;
+		nodes[n].uid = sa.uid;
+		return;
+	}
+	case 9:
+		CHECK_EQ(tux3_sync(vol), 0);
+		return;
+	}
+}
+
+static void run(unsigned bits, uint64_t bytes, unsigned seed, unsigned steps)
+{
+	const char *path = make_volume(bits, bytes);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	memset(nodes, 0, sizeof(nodes));
+	memset(ents, 0, sizeof(ents));
+	nodes[0] = (struct mnode){ .used = true, .mode = S_IFDIR | 0755,
+				   .nlink = 2, .ino = TUX3_ROOT_INO };
+	rng_state = seed;
+	for (unsigned i = 0; i < steps; i++) {
+		step(vol);
+		unsigned r = rnd(100);
+		if (r < 2) {
+			CHECK_EQ(tux3_unify(vol), 0);
+		} else if (r < 6) {
+			vol = reopen(vol, path, true);
+			compare(vol);
+		}
+	}
+	vol = reopen(vol, path, true);
+	compare(vol);
+	CHECK_EQ(tux3_unify(vol), 0);
+	vol = reopen(vol, path, true);
+	compare(vol);
+	tux3_close(vol);
+	for (unsigned i = 0; i < MAXNODES; i++)
+		free(nodes[i].data);
+}
+
+static unsigned soak(void)
+{
+	const char *s = getenv("TUX3_SOAK");
+	return s ? (unsigned)atoi(s) : 1;
+}
+
+TEST(model_512)   { for (unsigned i = 0; i < soak(); i++) run(9, 8 << 20, 1 + i, 400); }
+TEST(model_1k)    { for (unsigned i = 0; i < soak(); i++) run(10, 16 << 20, 100 + i, 400); }
+TEST(model_4k)    { for (unsigned i = 0; i < soak(); i++) run(12, 32 << 20, 200 + i, 500); }
+TEST(model_16k)   { for (unsigned i = 0; i < soak(); i++) run(14, 64 << 20, 300 + i, 300); }
+
+/* Closing without a commit loses exactly the uncommitted delta. */
+TEST(uncommitted_delta_is_lost)
+{
+	const char *path = make_volume(12, 16 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	tux3_ino_t a, b;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "kept", 4, 0644, 0, 0, &a), 0);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "lost", 4, 0644, 0, 0, &b), 0);
+	vol = reopen(vol, path, false);
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "kept", 4, &a), 0);
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "lost", 4, &b), -ENOENT);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+}
+
+/* Errors: names, types, existence. */
+TEST(namespace_errors)
+{
+	const char *path = make_volume(12, 16 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	char longname[300];
+	tux3_ino_t f, d;
+	memset(longname, 'x', sizeof(longname));
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, longname, 256, 0644, 0, 0,
+			     &f), -ENAMETOOLONG);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, longname, 255, 0644, 0, 0,
+			     &f), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "a/b", 3, 0644, 0, 0, &f),
+		 -EINVAL);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0644, 0, 0, &f), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0644, 0, 0, &d),
+		 -EEXIST);
+	CHECK_EQ(tux3_mkdir(vol, f, "x", 1, 0755, 0, 0, &d), -ENOTDIR);
+	CHECK_EQ(tux3_mkdir(vol, TUX3_ROOT_INO, "d", 1, 0755, 0, 0, &d), 0);
+	CHECK_EQ(tux3_create(vol, d, "in", 2, 0644, 0, 0, &f), 0);
+	CHECK_EQ(tux3_rmdir(vol, TUX3_ROOT_INO, "d", 1), -ENOTEMPTY);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "d", 1), -EISDIR);
+	CHECK_EQ(tux3_rmdir(vol, TUX3_ROOT_INO, "f", 1), -ENOTDIR);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "nope", 4), -ENOENT);
+	CHECK_EQ(tux3_link(vol, d, TUX3_ROOT_INO, "dl", 2), -EPERM);
+	char target[4097];
+	memset(target, 't', 4096);
+	target[4096] = 0;
+	CHECK_EQ(tux3_symlink(vol, TUX3_ROOT_INO, "s", 1, target, 0, 0, &f),
+		 -ENAMETOOLONG);
+	target[4095] = 0;	/* 4095 bytes: spans blocks at 512-byte sizes */
+	CHECK_EQ(tux3_symlink(vol, TUX3_ROOT_INO, "s", 1, target, 0, 0, &f), 0);
+	vol = reopen(vol, path, true);
+	char back[4200];
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "s", 1, &f), 0);
+	CHECK_EQ(tux3_readlink(vol, f, back, sizeof(back)), 4095);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+	/* a read-only volume refuses changes */
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "g", 1, 0644, 0, 0, &f),
+		 -EROFS);
+	tux3_close(vol);
+}
+
+int main(void)
+{
+	return run_tests("write");
+}
