@@ -483,6 +483,12 @@ const char *atom_name(struct tux3_volume *vol, unsigned atom);
 int atom_refcount(struct tux3_volume *vol, unsigned atom, uint32_t *ref);
 int atom_unatom(struct tux3_volume *vol, unsigned atom, uint64_t *val);
 void atable_free(struct atom_table *at);
+/* atom_write.c */
+#define ATOM_NAME_MAX 240	/* bytes of an xattr name in the dictionary */
+int atom_find(struct tux3_volume *vol, const char *name, unsigned *atom);
+int atom_get(struct tux3_volume *vol, const char *name, unsigned *atom);
+int atom_put(struct tux3_volume *vol, unsigned atom);
+int xattr_release_all(struct tux3_volume *vol, struct inode *inode);
 
 /* ---- superext.c: the superblock extension record (format.md 15) ----
  * Bytes 512..1023 of the 4 KiB superblock area (absolute 4608..5119),

@@ -423,7 +423,9 @@ out:
  * this API level, so no orphan). */
 static int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 {
-	int err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
+	int err = xattr_release_all(vol, inode);
+	if (!err)
+		err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
 	if (!err) {
 		struct root r = root_unpack(inode->dtree);
 		if (inode->dtree && !r.direct) {

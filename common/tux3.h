@@ -290,6 +290,16 @@ ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		   size_t len, uint64_t pos);
 int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size);
 
+/* Xattrs: names up to 240 bytes (-ERANGE beyond), the whole inode with
+ * its xattrs must fit one inode-table leaf (-E2BIG), at most 65535 names
+ * on a volume (-ENOSPC: atoms are 16 bits on disk). */
+#define TUX3_XATTR_CREATE 1	/* fail if it exists (-EEXIST) */
+#define TUX3_XATTR_REPLACE 2	/* fail if it does not (-ENODATA) */
+int tux3_setxattr(struct tux3_volume *vol, tux3_ino_t ino, const char *name,
+		  const void *value, size_t size, int flags);
+int tux3_removexattr(struct tux3_volume *vol, tux3_ino_t ino,
+		     const char *name);
+
 enum {
 	TUX3_SET_MODE = 1, TUX3_SET_UID = 2, TUX3_SET_GID = 4,
 	TUX3_SET_SIZE = 8, TUX3_SET_MTIME = 16, TUX3_SET_CTIME = 32,

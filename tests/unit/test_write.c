@@ -13,8 +13,15 @@
 #define MAXNODES 64
 #define MAXDATA (96 * 1024)
 
+#define NXNAMES 6
+static const char *xnames[NXNAMES] = { "user.a", "user.b", "user.long-name",
+	"trusted.t", "user.e", "security.s" };
+
 struct mnode {
 	bool used;
+	bool xhas[NXNAMES];
+	unsigned xlen[NXNAMES];
+	uint8_t xval[NXNAMES][40];
 	uint32_t mode, uid, gid;
 	uint8_t *data;
 	uint64_t size;
@@ -78,6 +85,15 @@ static void report_block(void *ctx, uint64_t b, uint64_t n,
 		(unsigned long long)n, (int)w);
 }
 
+static int atom_refs(void *ctx, const struct tux3_atom *a)
+{
+	unsigned *refs = ctx;
+	for (unsigned x = 0; x < NXNAMES; x++)
+		if (!strcmp(a->name, xnames[x]))
+			refs[x] = a->refcount;
+	return 0;
+}
+
 /* The volume equals the model, and block ownership is exact. */
 static void compare(struct tux3_volume *vol)
 {
@@ -91,6 +107,17 @@ static void compare(struct tux3_volume *vol)
 		CHECK_EQ(st.mode, m->mode);
 		CHECK_EQ(st.uid, m->uid);
 		CHECK_EQ(st.nlink, m->nlink);
+		for (unsigned x = 0; x < NXNAMES; x++) {
+			uint8_t v[64];
+			ssize_t n = tux3_getxattr(vol, m->ino, xnames[x], v,
+						  sizeof(v));
+			if (!m->xhas[x]) {
+				CHECK_EQ(n, -ENODATA);
+				continue;
+			}
+			CHECK_EQ(n, (long long)m->xlen[x]);
+			CHECK(!memcmp(v, m->xval[x], m->xlen[x]));
+		}
 		if (S_ISREG(m->mode)) {
 			CHECK_EQ(st.size, m->size);
 			CHECK_EQ(tux3_read(vol, m->ino, buf, sizeof(buf), 0),
@@ -118,6 +145,15 @@ static void compare(struct tux3_volume *vol)
 		CHECK_EQ(ino, nodes[ents[e].node].ino);
 	}
 	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	/* each name's atom counts the inodes that use it; unused atoms are
+	 * freed (a later use may take them from the free list) */
+	unsigned refs[NXNAMES] = { 0 }, uses[NXNAMES] = { 0 };
+	CHECK_EQ(tux3_atoms(vol, atom_refs, refs), 0);
+	for (unsigned i = 0; i < MAXNODES; i++)
+		for (unsigned x = 0; x < NXNAMES; x++)
+			uses[x] += nodes[i].used && nodes[i].xhas[x];
+	for (unsigned x = 0; x < NXNAMES; x++)
+		CHECK_EQ(refs[x], uses[x]);
 }
 
 static int free_node(void)
@@ -174,7 +210,7 @@ static void drop_link(unsigned n)
 
 static void step(struct tux3_volume *vol)
 {
-	unsigned op = rnd(10);
+	unsigned op = rnd(12);
 	int d = pick(true), n, e;
 	char name[16];
 	snprintf(name, sizeof(name), "n%u", rnd(24));
@@ -290,6 +326,25 @@ static void step(struct tux3_volume *vol)
 	case 9:
 		CHECK_EQ(tux3_sync(vol), 0);
 		return;
+	case 10: case 11: {	/* set or remove an xattr */
+		if ((n = pick(rnd(2))) < 0)
+			return;
+		unsigned x = rnd(NXNAMES);
+		if (op == 11) {
+			int err = tux3_removexattr(vol, nodes[n].ino, xnames[x]);
+			CHECK_EQ(err, nodes[n].xhas[x] ? 0 : -ENODATA);
+			nodes[n].xhas[x] = false;
+			return;
+		}
+		unsigned len = rnd(40);
+		for (unsigned i = 0; i < len; i++)
+			nodes[n].xval[x][i] = (uint8_t)rnd(256);
+		CHECK_EQ(tux3_setxattr(vol, nodes[n].ino, xnames[x],
+				       nodes[n].xval[x], len, 0), 0);
+		nodes[n].xhas[x] = true;
+		nodes[n].xlen[x] = len;
+		return;
+	}
 	}
 }
 
