@@ -585,3 +585,215 @@ int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
 	inode_free(&inode);
 	return err;
 }
+
+/* ---- rename ---- */
+
+/* Rewrite the inode number and type of the record at pos. */
+static int dir_set_entry(struct tux3_volume *vol, struct inode *dir,
+			 uint64_t pos, uint64_t inum, unsigned type)
+{
+	unsigned bs = vol->blocksize;
+	uint64_t logical = pos >> vol->blockbits;
+	unsigned off = (unsigned)(pos & (bs - 1));
+	uint8_t *blk = malloc(bs);
+	if (!blk)
+		return -ENOMEM;
+	int err = filemap_read_block(vol, dir, logical, blk);
+	if (!err && off + DIRENT_HEADER > bs)
+		err = -EUCLEAN;
+	if (!err) {
+		put_be64(blk + off, inum);
+		blk[off + 11] = (uint8_t)type;
+		err = inode_write_data(vol, dir, blk, bs,
+				       logical << vol->blockbits, true);
+	}
+	free(blk);
+	return err;
+}
+
+struct subtree_ctx {
+	struct tux3_volume *vol;
+	uint64_t target;
+	struct blockset seen;
+	unsigned depth;
+	int found;
+};
+
+static int subtree_entry(void *ctx, const struct dirent_info *d);
+
+static int subtree_scan(struct subtree_ctx *s, uint64_t dirino)
+{
+	struct inode dir;
+	if (blockset_add(&s->seen, dirino) <= 0 || s->depth > 4096)
+		return 0;	/* visited (a corrupt loop) or absurdly deep */
+	int err = inode_load(s->vol, dirino, &dir);
+	if (err)
+		return err;
+	s->depth++;
+	err = dir_iterate(s->vol, &dir, subtree_entry, s);
+	s->depth--;
+	inode_free(&dir);
+	return err;
+}
+
+static int subtree_entry(void *ctx, const struct dirent_info *d)
+{
+	struct subtree_ctx *s = ctx;
+	if (d->type != TUX3_DT_DIR)
+		return 0;
+	if (d->inum == s->target) {
+		s->found = 1;
+		return 1;
+	}
+	int err = subtree_scan(s, d->inum);
+	return err ? err : s->found;
+}
+
+/* Is dir inside the subtree of top (or top itself)?  The format keeps no
+ * parent links, so this searches top's subtree. */
+static int in_subtree(struct tux3_volume *vol, uint64_t top, uint64_t dir)
+{
+	struct subtree_ctx s = { .vol = vol, .target = dir };
+	if (top == dir)
+		return 1;
+	int err = subtree_scan(&s, top);
+	blockset_free(&s.seen);
+	return err < 0 ? err : s.found;
+}
+
+int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
+		const char *oldname, size_t oldlen, tux3_ino_t newdir,
+		const char *newname, size_t newlen, unsigned flags)
+{
+	struct inode d1, d2, src, dst;
+	struct find_ctx fo, fn;
+	bool same = olddir == newdir, have_dst = false;
+	int err;
+
+	if ((flags & TUX3_RENAME_NOREPLACE) && (flags & TUX3_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((err = writable(vol)) || (err = valid_name(oldname, oldlen)) ||
+	    (err = valid_name(newname, newlen)) || (err = maybe_commit(vol)))
+		return err;
+	if ((err = load_dir_w(vol, olddir, &d1)))
+		return err;
+	struct inode *od = &d1, *nd = &d1;
+	if (!same) {
+		if ((err = load_dir_w(vol, newdir, &d2))) {
+			inode_free(&d1);
+			return err;
+		}
+		nd = &d2;
+	}
+	memset(&src, 0, sizeof(src));
+	memset(&dst, 0, sizeof(dst));
+	if ((err = dir_find(vol, od, oldname, (unsigned)oldlen, &fo)) ||
+	    (err = inode_load(vol, fo.inum, &src)))
+		goto out;
+	err = dir_find(vol, nd, newname, (unsigned)newlen, &fn);
+	if (!err) {
+		have_dst = true;
+		if ((err = inode_load(vol, fn.inum, &dst)))
+			goto out;
+	} else if (err != -ENOENT) {
+		goto out;
+	}
+	tux3_clear_error(vol);
+	err = 0;
+	if (have_dst && fn.inum == fo.inum)
+		goto out;	/* the same inode: nothing to do */
+	if (have_dst && (flags & TUX3_RENAME_NOREPLACE)) {
+		err = -EEXIST;
+		goto out;
+	}
+	if (!have_dst && (flags & TUX3_RENAME_EXCHANGE)) {
+		err = -ENOENT;
+		goto out;
+	}
+	bool sdir = S_ISDIR(src.mode), ddir = have_dst && S_ISDIR(dst.mode);
+	/* a directory may not move below itself */
+	if (sdir && !same && (err = in_subtree(vol, src.inum, newdir))) {
+		err = err < 0 ? err : -EINVAL;
+		goto out;
+	}
+	if ((flags & TUX3_RENAME_EXCHANGE) && ddir && !same &&
+	    (err = in_subtree(vol, dst.inum, olddir))) {
+		err = err < 0 ? err : -EINVAL;
+		goto out;
+	}
+	int64_t now = vol_now(vol);
+	if (flags & TUX3_RENAME_EXCHANGE) {
+		if ((err = dir_set_entry(vol, od, fo.pos, dst.inum,
+					 inode_dtype(dst.mode))) ||
+		    (err = dir_set_entry(vol, nd, fn.pos, src.inum,
+					 inode_dtype(src.mode))))
+			goto out;
+		if (!same && sdir != ddir) {
+			od->nlink += ddir ? 1 : -1;
+			nd->nlink += sdir ? 1 : -1;
+		}
+		dst.ctime = now;
+		if ((err = inode_store(vol, &dst)))
+			goto out;
+	} else if (have_dst) {
+		if (ddir && !sdir) {
+			err = -EISDIR;
+			goto out;
+		}
+		if (!ddir && sdir) {
+			err = -ENOTDIR;
+			goto out;
+		}
+		if (ddir) {
+			struct empty_ctx e = { true };
+			err = dir_iterate(vol, &dst, any_entry, &e);
+			if (err > 0)
+				err = 0;
+			if (!err && !e.empty)
+				err = -ENOTEMPTY;
+			if (err)
+				goto out;
+		}
+		/* the new name's record now names the source */
+		if ((err = dir_set_entry(vol, nd, fn.pos, src.inum,
+					 inode_dtype(src.mode))) ||
+		    (err = dir_remove(vol, od, fo.pos)))
+			goto out;
+		if (ddir) {
+			nd->nlink--;
+			dst.nlink = 0;
+		} else {
+			dst.nlink--;
+		}
+		dst.ctime = now;
+		if ((err = dst.nlink ? inode_store(vol, &dst) :
+			   inode_destroy(vol, &dst)))
+			goto out;
+		if (sdir && !same) {
+			od->nlink--;
+			nd->nlink++;
+		}
+	} else {
+		if ((err = dir_add(vol, nd, newname, (unsigned)newlen, src.inum,
+				   inode_dtype(src.mode))) ||
+		    (err = dir_remove(vol, od, fo.pos)))
+			goto out;
+		if (sdir && !same) {
+			od->nlink--;
+			nd->nlink++;
+		}
+	}
+	src.ctime = now;
+	od->mtime = od->ctime = nd->mtime = nd->ctime = now;
+	if ((err = inode_store(vol, &src)) || (err = inode_store(vol, od)))
+		goto out;
+	if (!same)
+		err = inode_store(vol, nd);
+out:
+	inode_free(&src);
+	inode_free(&dst);
+	inode_free(&d1);
+	if (!same)
+		inode_free(&d2);
+	return err;
+}

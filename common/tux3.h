@@ -286,6 +286,14 @@ int tux3_unlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		size_t len);
 int tux3_rmdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 	       size_t len);
+/* Within or across directories; replacing an existing target (an empty
+ * directory by a directory, a non-directory by a non-directory); never a
+ * directory into its own subtree (-EINVAL). */
+#define TUX3_RENAME_NOREPLACE 1	/* -EEXIST if the target exists */
+#define TUX3_RENAME_EXCHANGE 2	/* swap the two names */
+int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
+		const char *oldname, size_t oldlen, tux3_ino_t newdir,
+		const char *newname, size_t newlen, unsigned flags);
 ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		   size_t len, uint64_t pos);
 int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size);

@@ -85,6 +85,14 @@ static void report_block(void *ctx, uint64_t b, uint64_t n,
 		(unsigned long long)n, (int)w);
 }
 
+static int count_entry(void *ctx, const char *name, unsigned len,
+		       tux3_ino_t ino, unsigned type, uint64_t pos)
+{
+	(void)name; (void)len; (void)ino; (void)type; (void)pos;
+	(*(unsigned *)ctx)++;
+	return 0;
+}
+
 static int atom_refs(void *ctx, const struct tux3_atom *a)
 {
 	unsigned *refs = ctx;
@@ -143,6 +151,16 @@ static void compare(struct tux3_volume *vol)
 		}
 		CHECK_EQ(err, 0);
 		CHECK_EQ(ino, nodes[ents[e].node].ino);
+	}
+	/* no name survives that the model does not have */
+	for (unsigned i = 0; i < MAXNODES; i++) {
+		unsigned have = 0, want = 0;
+		if (!nodes[i].used || !S_ISDIR(nodes[i].mode))
+			continue;
+		CHECK_EQ(tux3_readdir(vol, nodes[i].ino, count_entry, &have), 0);
+		for (unsigned e = 0; e < MAXNODES * 2; e++)
+			want += ents[e].used && ents[e].dir == i;
+		CHECK_EQ(have, want);
 	}
 	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
 	/* each name's atom counts the inodes that use it; unused atoms are
@@ -208,9 +226,90 @@ static void drop_link(unsigned n)
 	}
 }
 
+/* Is node inside the subtree of top (or top itself)? */
+static bool model_in_subtree(unsigned top, unsigned node)
+{
+	if (top == node)
+		return true;
+	for (unsigned e = 0; e < MAXNODES * 2; e++)
+		if (ents[e].used && ents[e].dir == top &&
+		    S_ISDIR(nodes[ents[e].node].mode) &&
+		    model_in_subtree(ents[e].node, node))
+			return true;
+	return false;
+}
+
+static void model_rename(struct tux3_volume *vol, int d, const char *name)
+{
+	int e = entry_of((unsigned)d, name), nd = pick(true);
+	char nn[16];
+	unsigned flags = rnd(4) == 0 ? TUX3_RENAME_NOREPLACE :
+			 rnd(4) == 0 ? TUX3_RENAME_EXCHANGE : 0;
+	snprintf(nn, sizeof(nn), "n%u", rnd(24));
+	if (e < 0)
+		return;
+	unsigned src = ents[e].node;
+	int e2 = entry_of((unsigned)nd, nn);
+	int err = tux3_rename(vol, nodes[d].ino, name, strlen(name),
+			      nodes[nd].ino, nn, strlen(nn), flags);
+	int expect = 0;
+	bool sdir = S_ISDIR(nodes[src].mode);
+	bool ddir = e2 >= 0 && S_ISDIR(nodes[ents[e2].node].mode);
+	if (e2 >= 0 && ents[e2].node == src)
+		expect = 0;
+	else if (e2 >= 0 && flags == TUX3_RENAME_NOREPLACE)
+		expect = -EEXIST;
+	else if (e2 < 0 && flags == TUX3_RENAME_EXCHANGE)
+		expect = -ENOENT;
+	else if (sdir && d != nd && model_in_subtree(src, (unsigned)nd))
+		expect = -EINVAL;
+	else if (flags == TUX3_RENAME_EXCHANGE && ddir && d != nd &&
+		 model_in_subtree(ents[e2].node, (unsigned)d))
+		expect = -EINVAL;
+	else if (flags != TUX3_RENAME_EXCHANGE && e2 >= 0 && ddir && !sdir)
+		expect = -EISDIR;
+	else if (flags != TUX3_RENAME_EXCHANGE && e2 >= 0 && !ddir && sdir)
+		expect = -ENOTDIR;
+	else if (flags != TUX3_RENAME_EXCHANGE && ddir &&
+		 !dir_empty(ents[e2].node))
+		expect = -ENOTEMPTY;
+	CHECK_EQ(err, expect);
+	if (err || (e2 >= 0 && ents[e2].node == src))
+		return;
+	if (flags == TUX3_RENAME_EXCHANGE) {
+		unsigned dst = ents[e2].node;
+		ents[e].node = dst;
+		ents[e2].node = src;
+		if (d != nd && sdir != ddir) {
+			nodes[d].nlink += ddir ? 1 : -1;
+			nodes[nd].nlink += sdir ? 1 : -1;
+		}
+		return;
+	}
+	if (e2 >= 0) {
+		unsigned dst = ents[e2].node;
+		ents[e2].node = src;
+		ents[e].used = false;
+		if (ddir) {
+			nodes[nd].nlink--;
+			free(nodes[dst].data);
+			memset(&nodes[dst], 0, sizeof(nodes[dst]));
+		} else {
+			drop_link(dst);
+		}
+	} else {
+		ents[e].dir = (unsigned)nd;
+		strcpy(ents[e].name, nn);
+	}
+	if (sdir && d != nd) {
+		nodes[d].nlink--;
+		nodes[nd].nlink++;
+	}
+}
+
 static void step(struct tux3_volume *vol)
 {
-	unsigned op = rnd(12);
+	unsigned op = rnd(14);
 	int d = pick(true), n, e;
 	char name[16];
 	snprintf(name, sizeof(name), "n%u", rnd(24));
@@ -325,6 +424,9 @@ static void step(struct tux3_volume *vol)
 	}
 	case 9:
 		CHECK_EQ(tux3_sync(vol), 0);
+		return;
+	case 12: case 13:
+		model_rename(vol, d, name);
 		return;
 	case 10: case 11: {	/* set or remove an xattr */
 		if ((n = pick(rnd(2))) < 0)
