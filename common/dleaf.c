@@ -171,7 +171,7 @@ int dleaf_write_extent(uint8_t *leaf, unsigned bs, uint64_t logical,
 	/* The middle entries, merged against what precedes them. */
 	struct dleaf_entry mid[3], last;
 	unsigned nmid = 0;
-	bool have_last = false, front = false;
+	bool have_last = false;
 	if (i > 0) {
 		dleaf_entry_get(leaf, i - 1, &last);
 		have_last = true;
@@ -194,7 +194,6 @@ int dleaf_write_extent(uint8_t *leaf, unsigned bs, uint64_t logical,
 		mid[nmid++] = (struct dleaf_entry){ lo, 0, 0 };
 		last = mid[0];
 		have_last = true;
-		front = true;
 	}
 	for (unsigned c = 0; c < ncand; c++) {
 		if (have_last &&
@@ -212,7 +211,6 @@ int dleaf_write_extent(uint8_t *leaf, unsigned bs, uint64_t logical,
 			s2++;
 	}
 	unsigned newcount = i + nmid + (n - s2);
-	(void)front;
 	if (newcount > cap)
 		return -ENOSPC;
 
@@ -309,7 +307,7 @@ int64_t dleaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned bs)
 	for (unsigned d = 0; d < n && !m; d++) {
 		unsigned c[2] = { n / 2 - d, n / 2 + d };
 		for (unsigned t = 0; t < 2 && !m; t++) {
-			if (c[t] < 1 || c[t] > n - 2 || c[t] > n)
+			if (c[t] < 1 || c[t] > n - 2)
 				continue;
 			dleaf_entry_get(leaf, c[t] - 1, &e);
 			if (e.physical)

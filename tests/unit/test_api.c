@@ -180,14 +180,21 @@ TEST(open_modes_every_image)
 		CHECK(!si.replayed);
 		CHECK(tux3_warning_count(vol) == 0);
 		tux3_close(vol);
+		/* read-write, on a copy: refused only where replay met
+		 * allocation conflicts (a damaged bitmap) */
+		const char *copy = scratch_copy(images[i]);
+		bool conflicts = !strcmp(images[i], "corrupt-bitmap-alloc");
 		vol = (void *)1;
-		CHECK_EQ(tux3_open_err(path, TUX3_OPEN_RDWR, &vol, msg,
-				       sizeof(msg)), -EROFS);
-		CHECK(vol == NULL);
-		CHECK(strstr(msg, "write path"));
-		vol = (void *)1;
-		CHECK_EQ(tux3_open(path, TUX3_OPEN_RDWR, &vol), -EROFS);
-		CHECK(vol == NULL);
+		int err = tux3_open_err(copy, TUX3_OPEN_RDWR, &vol, msg,
+					sizeof(msg));
+		if (conflicts) {
+			CHECK_EQ(err, -EUCLEAN);
+			CHECK(vol == NULL);
+			CHECK(strstr(msg, "fsck"));
+		} else {
+			CHECK_EQ(err, 0);
+			tux3_close(vol);
+		}
 	}
 	if (!seen)
 		SKIP("TUX3_ORACLE_DIR not set");

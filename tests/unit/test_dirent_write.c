@@ -209,8 +209,9 @@ static void random_run(unsigned size, uint64_t seed, unsigned steps)
 	struct tux3_volume *vol = fake_vol(bits, 1024);
 	uint8_t *b = malloc(size), *before = malloc(size);
 	struct mname *m = calloc(4096, sizeof(*m));
+	unsigned *at = calloc(size / 8, sizeof(unsigned));	/* off/8 -> k+1 */
 	unsigned n = 0, adds = 0, dels = 0, nospc = 0, exists = 0;
-	CHECK(b && before && m);
+	CHECK(b && before && m && at);
 	dirblock_init(b, size);
 	rnd_state = seed;
 	for (unsigned step = 0; step < steps; step++) {
@@ -284,16 +285,19 @@ static void random_run(unsigned size, uint64_t seed, unsigned steps)
 		/* the block reads back as the model */
 		struct got *g = iterate_ok(vol, b, size);
 		CHECK_EQ(g->n, n);
+		for (unsigned k = 0; k < n; k++)
+			at[m[k].off / 8] = k + 1;
 		for (unsigned i = 0; i < g->n; i++) {
-			unsigned k = 0;
-			while (k < n && m[k].off != g->d[i].off)
-				k++;
-			CHECK(k < n);
+			CHECK_EQ(g->d[i].off % 8, 0);
+			unsigned k = at[g->d[i].off / 8] - 1;
+			CHECK(k < n && m[k].off == g->d[i].off);
 			CHECK_EQ(g->d[i].len, m[k].len);
 			CHECK(!memcmp(g->d[i].name, m[k].name, m[k].len));
 			CHECK_EQ(g->d[i].inum, m[k].inum);
 			CHECK_EQ(g->d[i].type, m[k].type);
 		}
+		for (unsigned k = 0; k < n; k++)
+			at[m[k].off / 8] = 0;
 	}
 	fprintf(stderr, "size %u: %u adds, %u dels, %u nospc, %u eexist\n",
 		size, adds, dels, nospc, exists);
@@ -301,6 +305,7 @@ static void random_run(unsigned size, uint64_t seed, unsigned steps)
 	free(b);
 	free(before);
 	free(m);
+	free(at);
 	fake_free(vol);
 }
 
