@@ -61,7 +61,12 @@ static int unify(struct tux3_volume *vol)
 	if ((err = overlay_for_each(&vol->overlay, OV_UNIFY_DIRTY,
 				    write_block, vol)))
 		return err;
+	/* the allocation maps as of the mark; everything allocated from here
+	 * on is logged after the mark and replayed on top of them */
 	if ((err = bitmap_flush(vol)))
+		return err;
+	/* the cycle's orphans into the otree (deletions first) */
+	if ((err = orphan_unify(vol)))
 		return err;
 	/* a new cycle: this commit's log blocks are its first */
 	vol->super.logcount = 0;

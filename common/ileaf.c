@@ -100,6 +100,7 @@ const struct btree_ops otree_ops = {
 	.name = "orphan table",
 	.leaf_magic = TUX3_MAGIC_OLEAF,
 	.leaf_check = otree_leaf_check,
+	.write = &otree_write_ops,
 };
 
 /*

@@ -46,7 +46,7 @@ int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
  * A leaf whose ibase is above inum (the reference trims leading empty
  * slots) is rebuilt with ibase = inum so the slot exists.
  */
-static int ileaf_rebase(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum)
+int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum)
 {
 	unsigned bs = vol->blocksize;
 	uint8_t *tmp = malloc(bs);
@@ -90,7 +90,7 @@ static int itree_set(struct tux3_volume *vol, uint64_t inum,
 		uint8_t *leaf = wpath_leaf(vol, &p);
 		err = ileaf_set_blob(leaf, vol->blocksize, inum, blob, len);
 		if (err == -ERANGE && len) {
-			if ((err = ileaf_rebase(vol, leaf, inum)))
+			if ((err = ileaf_rebase_to(vol, leaf, inum)))
 				return err;
 			err = ileaf_set_blob(leaf, vol->blocksize, inum, blob,
 					     len);

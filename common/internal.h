@@ -594,6 +594,8 @@ struct tux3_volume {
 					 * log blocks ... */
 	unsigned unify_bnode_limit;	/* ... or this many dirty bnodes */
 	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns, or 0 */
+	struct open_ref *open;		/* open handles per inode */
+	unsigned nopen;
 	unsigned commit_bound;		/* commit when a delta logs this many
 					 * records' worth of changes */
 	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
@@ -705,6 +707,19 @@ bool orphan_del(struct orphan_set *s, tux3_ino_t inum);
 bool orphan_has(const struct orphan_set *s, tux3_ino_t inum);
 int otree_load(struct tux3_volume *vol, struct orphan_set *s);
 int orphans_resolve(struct tux3_volume *vol);
+/* orphan_write.c */
+struct open_ref {
+	tux3_ino_t inum;
+	unsigned count;
+};
+extern const struct btree_ops otree_write_ops;
+int orphan_unify(struct tux3_volume *vol);
+int orphan_begin(struct tux3_volume *vol, uint64_t inum);
+int orphan_end(struct tux3_volume *vol, uint64_t inum);
+int orphans_release(struct tux3_volume *vol);
+unsigned inode_open_count(struct tux3_volume *vol, tux3_ino_t ino);
+int inode_destroy(struct tux3_volume *vol, struct inode *inode);
+int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum);
 void orphan_set_free(struct orphan_set *s);
 
 /* Device numbers as the reference userspace stores them: major << 20 |

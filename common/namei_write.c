@@ -421,7 +421,7 @@ out:
 
 /* Last link gone: the inode and its blocks go (no open handles yet in
  * this API level, so no orphan). */
-static int inode_destroy(struct tux3_volume *vol, struct inode *inode)
+int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 {
 	int err = xattr_release_all(vol, inode);
 	if (!err)
@@ -445,6 +445,13 @@ static int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 		vol->super_dirty = true;
 	}
 	return err;
+}
+
+/* No links left but still open: store it with nlink 0 as an orphan. */
+static int orphan_keep(struct tux3_volume *vol, struct inode *inode)
+{
+	int err = inode_store(vol, inode);
+	return err ? err : orphan_begin(vol, inode->inum);
 }
 
 static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
@@ -487,8 +494,12 @@ static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
 		}
 		dir.mtime = dir.ctime = now;
 		inode.ctime = now;
-		err = inode.nlink ? inode_store(vol, &inode) :
-		      inode_destroy(vol, &inode);
+		if (inode.nlink)
+			err = inode_store(vol, &inode);
+		else if (inode_open_count(vol, inode.inum))
+			err = orphan_keep(vol, &inode);
+		else
+			err = inode_destroy(vol, &inode);
 		if (!err)
 			err = inode_store(vol, &dir);
 	}
@@ -766,8 +777,13 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 			dst.nlink--;
 		}
 		dst.ctime = now;
-		if ((err = dst.nlink ? inode_store(vol, &dst) :
-			   inode_destroy(vol, &dst)))
+		if (dst.nlink)
+			err = inode_store(vol, &dst);
+		else if (inode_open_count(vol, dst.inum))
+			err = orphan_keep(vol, &dst);
+		else
+			err = inode_destroy(vol, &dst);
+		if (err)
 			goto out;
 		if (sdir && !same) {
 			od->nlink--;

@@ -298,6 +298,11 @@ ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		   size_t len, uint64_t pos);
 int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size);
 
+/* Open handles: an inode whose last link goes while it is open becomes
+ * an orphan (logged); its space is released by the last release. */
+int tux3_iopen(struct tux3_volume *vol, tux3_ino_t ino);
+int tux3_irelease(struct tux3_volume *vol, tux3_ino_t ino);
+
 /* Xattrs: names up to 240 bytes (-ERANGE beyond), the whole inode with
  * its xattrs must fit one inode-table leaf (-E2BIG), at most 65535 names
  * on a volume (-ENOSPC: atoms are 16 bits on disk). */

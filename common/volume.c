@@ -144,7 +144,10 @@ static int volume_ready_to_write(struct tux3_volume *vol)
 	vol->unify_log_limit = 64;
 	vol->unify_bnode_limit = 256;
 	vol->commit_bound = 4096;
-	return balloc_init(vol);
+	int err = balloc_init(vol);
+	if (!err && vol->orphans.count)
+		err = orphans_release(vol);
+	return err;
 }
 
 static int volume_load(struct tux3_volume *vol)
@@ -244,6 +247,7 @@ void tux3_close(struct tux3_volume *vol)
 	if (!vol)
 		return;
 	wlog_free(&vol->wlog);
+	free(vol->open);
 	blockset_free(&vol->fresh);
 	for (unsigned i = 0; i < vol->logcount && vol->log; i++)
 		free(vol->log[i].data);

@@ -551,6 +551,51 @@ TEST(namespace_errors)
 	tux3_close(vol);
 }
 
+/* Unlinked while open: an orphan, kept by a crash and by read-only
+ * opens, released by the last release or by the next read-write open;
+ * with and without a unify that moves it into the otree. */
+static void orphan_case(bool unify_between)
+{
+	static char buf[200000];
+	const char *path = make_volume(12, 32 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	tux3_ino_t victim, v2, x;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "victim", 6, 0644, 0, 0,
+			     &victim), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "v2", 2, 0644, 0, 0, &v2), 0);
+	CHECK_EQ(tux3_write(vol, victim, buf, sizeof(buf), 0), sizeof(buf));
+	CHECK_EQ(tux3_write(vol, v2, buf, 5000, 0), 5000);
+	CHECK_EQ(tux3_iopen(vol, victim), 0);
+	CHECK_EQ(tux3_iopen(vol, v2), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "victim", 6), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "v2", 2), 0);
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "v2", 2, &x), -ENOENT);
+	CHECK_EQ(tux3_read(vol, v2, buf, 10, 0), 10);	/* still readable */
+	if (unify_between)
+		CHECK_EQ(tux3_unify(vol), 0);
+	CHECK_EQ(tux3_irelease(vol, v2), 0);
+	CHECK_EQ(tux3_irelease(vol, v2), -EINVAL);
+	CHECK_EQ(tux3_sync(vol), 0);
+	tux3_close(vol);	/* a crash with victim open */
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK_EQ(tux3_orphan_count(vol), 1);
+	CHECK_EQ(tux3_orphan(vol, 0), victim);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	struct tux3_stat st;
+	CHECK_EQ(tux3_stat(vol, v2, &st), -ENOENT);
+	tux3_close(vol);
+	vol = reopen(NULL, path, false);	/* releases the orphan */
+	CHECK_EQ(tux3_orphan_count(vol), 0);
+	vol = reopen(vol, path, true);
+	CHECK_EQ(tux3_orphan_count(vol), 0);
+	CHECK_EQ(tux3_stat(vol, victim, &st), -ENOENT);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+}
+
+TEST(orphans) { orphan_case(false); }
+TEST(orphans_across_unify) { orphan_case(true); }
+
 int main(void)
 {
 	return run_tests("write");
