@@ -19,6 +19,7 @@ static const char *xnames[NXNAMES] = { "user.a", "user.b", "user.long-name",
 
 struct mnode {
 	bool used;
+	unsigned opens;		/* handles held (tux3_iopen) */
 	bool xhas[NXNAMES];
 	unsigned xlen[NXNAMES];
 	uint8_t xval[NXNAMES][40];
@@ -59,9 +60,24 @@ static const char *make_volume(unsigned bits, uint64_t bytes)
 	return scratch_path();
 }
 
+/* A reopen loses every handle: orphans are released by the open. */
+static void model_drop_handles(void)
+{
+	for (unsigned n = 1; n < MAXNODES; n++) {
+		if (!nodes[n].used)
+			continue;
+		nodes[n].opens = 0;
+		if (!nodes[n].nlink) {
+			free(nodes[n].data);
+			memset(&nodes[n], 0, sizeof(nodes[n]));
+		}
+	}
+}
+
 static struct tux3_volume *reopen(struct tux3_volume *vol, const char *path,
 				  bool commit)
 {
+	model_drop_handles();
 	if (vol) {
 		if (commit)
 			CHECK_EQ(tux3_umount(vol), 0);
@@ -219,6 +235,10 @@ static bool dir_empty(unsigned dir)
 
 static void drop_link(unsigned n)
 {
+	if (!S_ISDIR(nodes[n].mode) && nodes[n].nlink == 1 && nodes[n].opens) {
+		nodes[n].nlink = 0;	/* an orphan until released */
+		return;
+	}
 	if (--nodes[n].nlink == 0 ||
 	    (S_ISDIR(nodes[n].mode) && nodes[n].nlink <= 1)) {
 		free(nodes[n].data);
@@ -309,7 +329,7 @@ static void model_rename(struct tux3_volume *vol, int d, const char *name)
 
 static void step(struct tux3_volume *vol)
 {
-	unsigned op = rnd(14);
+	unsigned op = rnd(16);
 	int d = pick(true), n, e;
 	char name[16];
 	snprintf(name, sizeof(name), "n%u", rnd(24));
@@ -386,6 +406,7 @@ static void step(struct tux3_volume *vol)
 	}
 	case 6: {		/* hard link */
 		if ((n = pick(false)) < 0 || S_ISDIR(nodes[n].mode) ||
+		    !nodes[n].nlink ||
 		    entry_of((unsigned)d, name) >= 0 || (e = free_ent()) < 0)
 			return;
 		CHECK_EQ(tux3_link(vol, nodes[n].ino, nodes[d].ino, name,
@@ -427,6 +448,24 @@ static void step(struct tux3_volume *vol)
 		return;
 	case 12: case 13:
 		model_rename(vol, d, name);
+		return;
+	case 14:		/* open a handle on a file */
+		if ((n = pick(false)) < 0 || !S_ISREG(nodes[n].mode))
+			return;
+		CHECK_EQ(tux3_iopen(vol, nodes[n].ino), 0);
+		nodes[n].opens++;
+		return;
+	case 15:		/* release one */
+		for (n = 1; n < MAXNODES; n++) {
+			if (!nodes[n].used || !nodes[n].opens)
+				continue;
+			CHECK_EQ(tux3_irelease(vol, nodes[n].ino), 0);
+			if (!--nodes[n].opens && !nodes[n].nlink) {
+				free(nodes[n].data);
+				memset(&nodes[n], 0, sizeof(nodes[n]));
+			}
+			return;
+		}
 		return;
 	case 10: case 11: {	/* set or remove an xattr */
 		if ((n = pick(rnd(2))) < 0)
