@@ -148,6 +148,11 @@ int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum)
 	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
 	if (goal < TUX3_NORMAL_INO)
 		goal = TUX3_NORMAL_INO;
+	/* inodes made one after another (mkfs -d, untar) go one after
+	 * another: start past the last one handed out rather than rescan
+	 * the full leaves below it each time */
+	if (vol->inum_hint > goal)
+		goal = vol->inum_hint;
 	while (goal < TUX3_KEY_LIMIT) {
 		struct cursor c = { 0 };
 		uint64_t lo, hi;
@@ -161,6 +166,7 @@ int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum)
 					   goal, hi, inum);
 		cursor_release(&c);
 		if (!err) {
+			vol->inum_hint = *inum + 1;
 			vol->super.usedinodes++;
 			vol->super_dirty = true;
 			return 0;

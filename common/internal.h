@@ -594,6 +594,7 @@ struct tux3_volume {
 					 * log blocks ... */
 	unsigned unify_bnode_limit;	/* ... or this many dirty bnodes */
 	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns, or 0 */
+	uint64_t inum_hint;		/* after the last inode number given */
 	struct open_ref *open;		/* open handles per inode */
 	unsigned nopen;
 	unsigned commit_bound;		/* commit when a delta logs this many

@@ -155,10 +155,12 @@ static unsigned dirent_type(uint32_t mode)
 	return inode_dtype(mode);
 }
 
-/* Add an entry: the first block with room, else a new block. */
-static int dir_add(struct tux3_volume *vol, struct inode *dir,
-		   const char *name, unsigned len, tux3_ino_t inum,
-		   unsigned type)
+/* Add an entry: the first block with room, else a new block.  A bulk
+ * append (append_only) looks at the last block only, so filling a
+ * directory with new names costs linear time. */
+static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
+		      const char *name, unsigned len, tux3_ino_t inum,
+		      unsigned type, bool append_only)
 {
 	unsigned bs = vol->blocksize;
 	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
@@ -167,7 +169,8 @@ static int dir_add(struct tux3_volume *vol, struct inode *dir,
 
 	if (!blk)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < nblocks && err == -ENOSPC; i++) {
+	for (uint64_t i = append_only && nblocks ? nblocks - 1 : 0;
+	     i < nblocks && err == -ENOSPC; i++) {
 		if ((err = filemap_read_block(vol, dir, i, blk)))
 			break;
 		err = dirblock_add(blk, bs, name, len, inum, type);
@@ -184,6 +187,13 @@ static int dir_add(struct tux3_volume *vol, struct inode *dir,
 	}
 	free(blk);
 	return err < 0 ? err : 0;
+}
+
+static int dir_add(struct tux3_volume *vol, struct inode *dir,
+		   const char *name, unsigned len, tux3_ino_t inum,
+		   unsigned type)
+{
+	return dir_add_at(vol, dir, name, len, inum, type, false);
 }
 
 struct find_ctx {
@@ -290,9 +300,10 @@ static int new_inode(struct tux3_volume *vol, const struct inode *dir,
 	return 0;
 }
 
-int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dirino, const char *name,
-	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
-	       unsigned major, unsigned minor, tux3_ino_t *ino)
+static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
+			const char *name, size_t len, uint32_t mode,
+			uint32_t uid, uint32_t gid, unsigned major,
+			unsigned minor, tux3_ino_t *ino, bool known_new)
 {
 	struct inode dir, inode;
 	struct find_ctx f;
@@ -305,18 +316,20 @@ int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dirino, const char *name,
 		mode |= S_IFREG;
 	if ((err = load_dir_w(vol, dirino, &dir)))
 		return err;
-	err = dir_find(vol, &dir, name, (unsigned)len, &f);
-	if (err != -ENOENT) {
-		inode_free(&dir);
-		return err ? err : -EEXIST;
+	if (!known_new) {
+		err = dir_find(vol, &dir, name, (unsigned)len, &f);
+		if (err != -ENOENT) {
+			inode_free(&dir);
+			return err ? err : -EEXIST;
+		}
+		tux3_clear_error(vol);
 	}
-	tux3_clear_error(vol);
 	uint64_t rdev = (uint64_t)major << 20 | minor;
 	if ((err = new_inode(vol, &dir, mode, uid, gid, rdev, &inode)))
 		goto out;
 	if ((err = inode_store(vol, &inode)) ||
-	    (err = dir_add(vol, &dir, name, (unsigned)len, inode.inum,
-			   dirent_type(mode))))
+	    (err = dir_add_at(vol, &dir, name, (unsigned)len, inode.inum,
+			      dirent_type(mode), known_new)))
 		goto out2;
 	if (S_ISDIR(mode))
 		dir.nlink++;
@@ -329,6 +342,22 @@ out2:
 out:
 	inode_free(&dir);
 	return err;
+}
+
+int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+	       unsigned major, unsigned minor, tux3_ino_t *ino)
+{
+	return mknod_common(vol, dir, name, len, mode, uid, gid, major, minor,
+			    ino, false);
+}
+
+int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		   size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+		   unsigned major, unsigned minor, tux3_ino_t *ino)
+{
+	return mknod_common(vol, dir, name, len, mode, uid, gid, major, minor,
+			    ino, true);
 }
 
 int tux3_create(struct tux3_volume *vol, tux3_ino_t dir, const char *name,

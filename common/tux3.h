@@ -277,6 +277,12 @@ int tux3_mkdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 	       size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
 	       unsigned major, unsigned minor, tux3_ino_t *ino);
+/* Bulk append (e.g. mkfs -d): the caller guarantees name is not in dir,
+ * so there is no duplicate scan and the entry goes into the last block:
+ * filling a directory costs linear time.  Any mode type, as tux3_mknod. */
+int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		   size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
+		   unsigned major, unsigned minor, tux3_ino_t *ino);
 int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		 size_t len, const char *target, uint32_t uid, uint32_t gid,
 		 tux3_ino_t *ino);
