@@ -4,6 +4,7 @@
 #   make check      build, then run every test (normal and sanitizer builds)
 #   make check-asan run the tests on the AddressSanitizer + UBSan build only
 #   make demo       the main job on a default image
+#   make soak       long random runs of the write-path model (SOAK=N)
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
 .DEFAULT_GOAL := all
@@ -65,7 +66,7 @@ endef
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast demo install clean $(BUILD)-all build-asan-all
+.PHONY: all deps check check-asan check-fast soak demo install clean $(BUILD)-all build-asan-all
 
 all: $(BUILD)-all
 
@@ -80,6 +81,12 @@ check-fast: $(BUILD)-all
 
 check-asan: build-asan-all
 	@sh tests/run.sh build-asan
+
+# Long random runs of the write-path model test (SOAK=N rounds per block
+# size, default 200), on the sanitizer build.
+SOAK ?= 200
+soak: build-asan-all
+	@TUX3_SOAK=$(SOAK) TUX3_SCRATCH=$${TMPDIR:-/tmp} build-asan/tests/unit/test_write
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)
