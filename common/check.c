@@ -84,8 +84,6 @@ int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 	mark(&s, 0, vol->reserved_blocks);
 	/* still in use until the next unify frees them */
 	for (unsigned i = 0; i < vol->ndeunify; i++) {
-		struct logrec r = { 0 };
-		(void)r;
 		bool is_log = false;
 		for (unsigned k = 0; k < vol->logcount; k++)
 			if (vol->log && vol->log[k].blocknr ==
@@ -94,6 +92,9 @@ int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 		if (!is_log)
 			mark(&s, vol->deunify[i].block, vol->deunify[i].count);
 	}
+	/* freed by the open delta: in use until its commit is durable */
+	for (size_t i = 0; i < vol->defer_free.count; i++)
+		mark(&s, vol->defer_free.v[i].block, vol->defer_free.v[i].count);
 	int err = tux3_walk(vol, &ops, &s);
 	if (err < 0 && err != -EUCLEAN) {
 		free(s.map);

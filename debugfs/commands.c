@@ -14,9 +14,6 @@
 #include <uuid/uuid.h>
 #include "debugfs.h"
 
-static int join_path(struct shell *sh, const char *arg, char *out,
-		     size_t len);
-
 int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 {
 	size_t len = strlen(arg);
@@ -273,8 +270,7 @@ static int cmd_cat(struct shell *sh, int argc, char **argv)
 /* ---- cd, pwd ---- */
 
 /* Join cwd and arg into a normalized absolute path ("." dropped). */
-static int join_path(struct shell *sh, const char *arg, char *out,
-		     size_t len)
+int join_path(struct shell *sh, const char *arg, char *out, size_t len)
 {
 	char tmp[8300];
 	snprintf(tmp, sizeof(tmp), "%s/%s", arg[0] == '/' ? "" : sh->cwdpath,
@@ -544,39 +540,75 @@ static int cmd_help(struct shell *sh, int argc, char **argv)
 }
 
 const struct command commands[] = {
+	/* name, aliases, group, usage, help, needs_volume, needs_write, run */
 	{ "ls", "list dir", "Files", "ls [-l] [PATH]",
-	  "list a directory (-l: mode, links, owner, size, mtime)", 1, cmd_ls },
+	  "list a directory (-l: mode, links, owner, size, mtime)", 1, 0,
+	  cmd_ls },
 	{ "cd", "chdir", "Files", "cd [PATH]",
-	  "change the current directory inside the volume", 1, cmd_cd },
-	{ "pwd", NULL, "Files", "pwd", "print the current directory", 1,
+	  "change the current directory inside the volume", 1, 0, cmd_cd },
+	{ "pwd", NULL, "Files", "pwd", "print the current directory", 1, 0,
 	  cmd_pwd },
 	{ "stat", NULL, "Files", "stat PATH|<inum>",
-	  "show an inode: attributes, xattrs and extents", 1, cmd_stat },
+	  "show an inode: attributes, xattrs and extents", 1, 0, cmd_stat },
 	{ "cat", NULL, "Files", "cat PATH|<inum>",
-	  "write a file's contents to standard output", 1, cmd_cat },
+	  "write a file's contents to standard output", 1, 0, cmd_cat },
 	{ "dump", "dump_inode", "Files", "dump [-p] PATH HOSTFILE",
-	  "copy a file out to the host (-p: owner, mode, times too)", 1,
+	  "copy a file out to the host (-p: owner, mode, times too)", 1, 0,
 	  cmd_dump },
 	{ "rdump", NULL, "Files", "rdump PATH HOSTDIR",
-	  "copy a subtree out to the host with all metadata", 1, cmd_rdump },
+	  "copy a subtree out to the host with all metadata", 1, 0, cmd_rdump },
 	{ "xattrs", "ea_list", "Files", "xattrs PATH|<inum>",
-	  "list extended attributes", 1, cmd_xattrs },
+	  "list extended attributes", 1, 0, cmd_xattrs },
 	{ "manifest", NULL, "Files", "manifest [PATH]",
-	  "print the subtree as a TSV manifest (oracle format)", 1,
+	  "print the subtree as a TSV manifest (oracle format)", 1, 0,
 	  cmd_manifest },
+	{ "write", NULL, "Editing", "write [-f] HOSTFILE PATH",
+	  "copy a host file in as PATH (-f: replace an existing file)", 1, 1,
+	  cmd_write },
+	{ "mkdir", NULL, "Editing", "mkdir PATH", "make a directory", 1, 1,
+	  cmd_mkdir },
+	{ "rm", NULL, "Editing", "rm PATH",
+	  "remove a name (not a directory)", 1, 1, cmd_rm },
+	{ "rmdir", NULL, "Editing", "rmdir PATH",
+	  "remove an empty directory", 1, 1, cmd_rmdir },
+	{ "ln", NULL, "Editing", "ln [-s] TARGET PATH",
+	  "make a hard link to TARGET (-s: a symbolic link)", 1, 1, cmd_ln },
+	{ "mv", "rename", "Editing", "mv [-n|-x] OLD NEW",
+	  "rename (-n: never replace, -x: exchange the two)", 1, 1, cmd_mv },
+	{ "setxattr", "ea_set", "Editing", "setxattr PATH NAME VALUE",
+	  "set an xattr (VALUE as text, or 0xHEX)", 1, 1, cmd_setxattr },
+	{ "rmxattr", "ea_rm", "Editing", "rmxattr PATH NAME",
+	  "remove an xattr", 1, 1, cmd_rmxattr },
+	{ "truncate", NULL, "Editing", "truncate PATH SIZE",
+	  "set a regular file's size in bytes", 1, 1, cmd_truncate },
+	{ "chmod", NULL, "Editing", "chmod MODE PATH",
+	  "set the permission bits (octal)", 1, 1, cmd_chmod },
+	{ "chown", NULL, "Editing", "chown UID:GID PATH",
+	  "set the numeric owner and group", 1, 1, cmd_chown },
+	{ "touch", NULL, "Editing", "touch PATH",
+	  "create an empty file, or set its mtime to now", 1, 1, cmd_touch },
+	{ "mknod", NULL, "Editing", "mknod PATH p|c|b|s [MAJOR MINOR]",
+	  "make a fifo, device node or socket", 1, 1, cmd_mknod },
+	{ "delta", NULL, "Editing", "delta",
+	  "commit the changes made so far", 1, 1, cmd_delta },
+	{ "unify", NULL, "Editing", "unify",
+	  "commit, folding the log into the on-disk trees", 1, 1, cmd_unify },
 	{ "super", "stats show_super_stats", "Structures", "super",
-	  "show every superblock field", 1, cmd_super },
+	  "show every superblock field", 1, 0, cmd_super },
 	{ "atoms", NULL, "Structures", "atoms",
-	  "show the xattr atom table: names, refcounts, free list", 1,
+	  "show the xattr atom table: names, refcounts, free list", 1, 0,
 	  cmd_atoms },
 	{ "statfs", "df", "Structures", "statfs", "show free space and inodes",
-	  1, cmd_statfs },
+	  1, 0, cmd_statfs },
+	{ "check", NULL, "Structures", "check",
+	  "check block ownership against the free-space bitmap", 1, 0,
+	  cmd_check },
 	{ "log", "logdump", "Log", "log",
-	  "show each log block and its decoded records", 1, cmd_log },
+	  "show each log block and its decoded records", 1, 0, cmd_log },
 	{ "help", "?", "Shell", "help [COMMAND]", "list commands, or show one",
-	  0, cmd_help },
-	{ "quit", "q exit", "Shell", "quit", "leave the shell", 0, cmd_quit },
-	{ NULL, NULL, NULL, NULL, NULL, 0, NULL },
+	  0, 0, cmd_help },
+	{ "quit", "q exit", "Shell", "quit", "leave the shell", 0, 0, cmd_quit },
+	{ NULL, NULL, NULL, NULL, NULL, 0, 0, NULL },
 };
 
 const struct command *command_find(const char *name)
@@ -654,5 +686,16 @@ int shell_execute(struct shell *sh, char *line)
 		return sh_err(sh, "%s: no such command (try 'help')", argv[0]);
 	if (c->needs_volume && !sh->vol)
 		return sh_err(sh, "%s: no volume is open", argv[0]);
-	return c->run(sh, argc, argv);
+	if (c->needs_write && sh->mode != TUX3_OPEN_RDWR)
+		return sh_err(sh, "%s: volume opened read-only (use -w)",
+			      argv[0]);
+	if (c->needs_write)
+		sh->dirty = 1;	/* until committed (also if it failed) */
+	int failed = c->run(sh, argc, argv);
+	/* Interactive and -R: each editing command is its own delta, also
+	 * when it failed part way (what it did is not undone).  In -f and
+	 * stdin batches, 'delta' and the end of the batch commit. */
+	if (c->needs_write && !sh->batch && sh->vol)
+		failed |= sh_commit(sh);
+	return failed;
 }

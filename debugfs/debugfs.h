@@ -16,6 +16,11 @@ struct shell {
 	const char *where;	/* "script:12: " prefix for errors, or "" */
 	int quit;		/* quit command seen */
 	int vol_replayed;	/* the open volume's log was replayed */
+	int batch;		/* -f/stdin: editing commands do not commit
+				 * one by one; 'delta' and the end do */
+	int dirty;		/* a batch holds uncommitted edits */
+	int has_time;		/* SOURCE_DATE_EPOCH given */
+	int64_t time_ns;	/* ... as ns since the epoch */
 };
 
 struct command {
@@ -25,6 +30,7 @@ struct command {
 	const char *usage;
 	const char *help;
 	int needs_volume;
+	int needs_write;	/* refused unless opened with -w */
 	int (*run)(struct shell *sh, int argc, char **argv);
 };
 
@@ -41,7 +47,12 @@ void sh_warn(struct shell *sh, const char *fmt, ...)
 /* PATH or <inum> to an inode number; relative paths from cwd */
 int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino);
 int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode);
-void sh_close(struct shell *sh);
+/* Commits first when the volume is read-write; 1 if that failed. */
+int sh_close(struct shell *sh);
+/* Commit the open delta; 0 or 1 (reported). */
+int sh_commit(struct shell *sh);
+/* Join cwd and a path into a normalized absolute path. */
+int join_path(struct shell *sh, const char *arg, char *out, size_t len);
 
 /* Directories on the path from the top of a recursive walk: a corrupt
  * volume may link a directory into its own subtree. */
@@ -52,6 +63,24 @@ struct ancestry {
 };
 /* 0 and pushed; 1 if ino is already an ancestor or nesting is too deep */
 int ancestry_push(struct ancestry *a, tux3_ino_t ino);
+
+/* edit.c: the editing commands and check */
+int cmd_write(struct shell *sh, int argc, char **argv);
+int cmd_mkdir(struct shell *sh, int argc, char **argv);
+int cmd_rm(struct shell *sh, int argc, char **argv);
+int cmd_rmdir(struct shell *sh, int argc, char **argv);
+int cmd_mv(struct shell *sh, int argc, char **argv);
+int cmd_setxattr(struct shell *sh, int argc, char **argv);
+int cmd_rmxattr(struct shell *sh, int argc, char **argv);
+int cmd_ln(struct shell *sh, int argc, char **argv);
+int cmd_truncate(struct shell *sh, int argc, char **argv);
+int cmd_chmod(struct shell *sh, int argc, char **argv);
+int cmd_chown(struct shell *sh, int argc, char **argv);
+int cmd_touch(struct shell *sh, int argc, char **argv);
+int cmd_mknod(struct shell *sh, int argc, char **argv);
+int cmd_delta(struct shell *sh, int argc, char **argv);
+int cmd_unify(struct shell *sh, int argc, char **argv);
+int cmd_check(struct shell *sh, int argc, char **argv);
 
 /* manifest.c / rdump.c */
 int cmd_manifest(struct shell *sh, int argc, char **argv);

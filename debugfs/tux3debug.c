@@ -1,9 +1,16 @@
 /*
  * tux3debug: inspect a Tux3 volume, in batch (-R, -f, stdin) or
- * interactively.  Read-only unless a later build adds -w.
+ * interactively; with -w, edit it.  Read-only without -w.
+ *
+ * Commits with -w: interactive and -R, each editing command commits its
+ * own delta when it completes; in -f and stdin batches editing commands
+ * gather in one delta until 'delta' (or 'unify'), and the end of the
+ * batch commits what is left, also after failed lines (as debugfs applies
+ * each command at once, a failed line does not undo the others).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +21,10 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tux3debug [-c] [-R command] [-f script|-] [-V] "
+	fprintf(f, "usage: tux3debug [-c|-w] [-R command] [-f script|-] [-V] "
 		"[DEVICE]\n"
 		"  -c          open without replaying the log (damaged log)\n"
+		"  -w          open read-write: allow the editing commands\n"
 		"  -R command  run one command and exit\n"
 		"  -f script   run the commands in script ('-' = stdin)\n"
 		"  -V          print the version and exit\n");
@@ -71,17 +79,53 @@ int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode)
 	sh->device = strdup(device);
 	sh->mode = mode;
 	sh->vol_replayed = mode != TUX3_OPEN_NOREPLAY;
+	if (sh->has_time)
+		tux3_set_time(sh->vol, sh->time_ns);
 	sh->cwd = TUX3_ROOT_INO;
 	strcpy(sh->cwdpath, "/");
 	return 0;
 }
 
-void sh_close(struct shell *sh)
+int sh_commit(struct shell *sh)
 {
-	tux3_close(sh->vol);
+	if (!sh->vol || sh->mode != TUX3_OPEN_RDWR)
+		return 0;
+	int err = tux3_sync(sh->vol);
+	if (err)
+		return sh_volerr(sh, "commit", err);
+	sh->dirty = 0;
+	return 0;
+}
+
+/* A read-write volume is committed first.  The commit is tried with
+ * tux3_sync() (so that the library's error text can be printed), then
+ * tux3_umount() has nothing left to write; after a failed commit the
+ * volume is closed without committing (the last good commit stands). */
+int sh_close(struct shell *sh)
+{
+	int failed = 0;
+	if (!sh->vol)
+		return 0;
+	if (sh->mode == TUX3_OPEN_RDWR) {
+		const char *where = sh->where;
+		sh->where = "";
+		failed = sh_commit(sh);
+		if (failed) {
+			tux3_close(sh->vol);
+		} else {
+			int err = tux3_umount(sh->vol);
+			if (err)
+				failed = sh_err(sh, "%s: unmount: %s",
+						sh->device, strerror(-err));
+		}
+		sh->where = where;
+	} else {
+		tux3_close(sh->vol);
+	}
 	sh->vol = NULL;
 	free(sh->device);
 	sh->device = NULL;
+	return failed;
 }
 
 static int run_stream(struct shell *sh, FILE *f, const char *name)
@@ -245,9 +289,11 @@ int main(int argc, char **argv)
 	int c, status = 0;
 
 	strcpy(sh.cwdpath, "/");
-	while ((c = getopt(argc, argv, "cR:f:Vh")) != -1) {
+	int cflag = 0, wflag = 0;
+	while ((c = getopt(argc, argv, "cwR:f:Vh")) != -1) {
 		switch (c) {
-		case 'c': mode = TUX3_OPEN_NOREPLAY; break;
+		case 'c': mode = TUX3_OPEN_NOREPLAY; cflag = 1; break;
+		case 'w': mode = TUX3_OPEN_RDWR; wflag = 1; break;
 		case 'R': request = optarg; break;
 		case 'f': script = optarg; break;
 		case 'V':
@@ -258,13 +304,30 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind + 1 < argc || (request && script)) {
+	if (optind + 1 < argc || (request && script) || (cflag && wflag)) {
 		usage(stderr);
 		return 2;
+	}
+	/* Reproducible timestamps for everything the library writes
+	 * (read-only sessions write nothing and ignore it) */
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	if (wflag && epoch && *epoch) {
+		char *end;
+		errno = 0;
+		long long secs = strtoll(epoch, &end, 10);
+		if (errno || *end || secs < -9223372036LL ||
+		    secs > 9223372035LL) {
+			sh_err(&sh, "SOURCE_DATE_EPOCH: not a number of seconds: "
+			       "%s", epoch);
+			return 1;
+		}
+		sh.has_time = 1;
+		sh.time_ns = (int64_t)secs * 1000000000;
 	}
 	if (optind < argc && sh_open(&sh, argv[optind], mode))
 		return 1;
 	sh.mode = mode;
+	sh.batch = !request && (script || !isatty(0));
 	if (request) {
 		char *line = strdup(request);
 		status = line ? shell_execute(&sh, line) : 1;
@@ -285,7 +348,8 @@ int main(int argc, char **argv)
 	} else {
 		status = run_stream(&sh, stdin, "stdin");
 	}
-	sh_close(&sh);
+	if (sh_close(&sh))
+		status = 1;
 	if (fflush(stdout) != 0)
 		status = 1;
 	return status;

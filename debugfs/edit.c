@@ -1,0 +1,547 @@
+/*
+ * The editing commands of tux3debug (group "Editing", volumes opened with
+ * -w) and the block-ownership check.  When each change is committed is
+ * decided by shell_execute() (one delta per command) or by the batch
+ * (see tux3debug.c); 'delta' and 'unify' commit on request.
+ *
+ * New objects are owned by 0:0 (as debugfs does), whatever user runs the
+ * tool, so that images come out the same; 'write' copies the owner of its
+ * host file, and chown sets one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "debugfs.h"
+
+#define NAME_MAX_TUX3 255
+
+/* Split PATH at its last '/' into a parent directory (resolved as any
+ * PATH: relative to the current directory, or <inum>) and a final name
+ * of 1..255 bytes, neither "." nor "..".  Trailing slashes are dropped. */
+static int split_parent(struct shell *sh, const char *arg, tux3_ino_t *dir,
+			const char **name, size_t *len)
+{
+	static char buf[8300];
+	size_t n = strlen(arg);
+	if (n >= sizeof(buf))
+		return sh_err(sh, "%s: path too long", arg);
+	memcpy(buf, arg, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	char *slash = strrchr(buf, '/');
+	const char *base = slash ? slash + 1 : buf;
+	size_t blen = strlen(base);
+	if (!blen || !strcmp(base, ".") || !strcmp(base, ".."))
+		return sh_err(sh, "%s: not a name that can be created or "
+			      "removed", arg);
+	if (blen > NAME_MAX_TUX3)
+		return sh_err(sh, "%s: %s", arg, strerror(ENAMETOOLONG));
+	const char *parent = ".";
+	if (slash == buf)
+		parent = "/";
+	else if (slash) {
+		*slash = 0;
+		parent = buf;
+	}
+	size_t plen = strlen(parent);
+	if (plen > 2 && parent[0] == '<' && parent[plen - 1] == '>') {
+		if (sh_resolve(sh, parent, dir))
+			return 1;
+	} else {
+		/* as sh_resolve, but errors name the whole PATH */
+		char full[8300];
+		if (join_path(sh, parent, full, sizeof(full)))
+			return sh_err(sh, "%s: path too long", arg);
+		int err = tux3_lookup_path(sh->vol, full, dir);
+		if (err)
+			return sh_volerr(sh, arg, err);
+	}
+	*name = base;
+	*len = blen;
+	return 0;
+}
+
+static int64_t now_ns(struct shell *sh)
+{
+	if (sh->has_time)
+		return sh->time_ns;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int parse_u64(const char *s, int base, uint64_t *v)
+{
+	char *end;
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, base);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* ---- write ---- */
+
+static int copy_range(struct shell *sh, int fd, tux3_ino_t ino,
+		      const char *path, off_t from, off_t to)
+{
+	static char buf[1 << 20];
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ?
+			(size_t)(to - from) : sizeof(buf);
+		ssize_t got = pread(fd, buf, want, from);
+		if (got < 0)
+			return sh_err(sh, "%s: read: %s", path,
+				      strerror(errno));
+		if (!got)
+			break;	/* the host file shrank meanwhile */
+		for (ssize_t done = 0; done < got;) {
+			ssize_t n = tux3_write(sh->vol, ino, buf + done,
+					       (size_t)(got - done),
+					       (uint64_t)(from + done));
+			if (n < 0)
+				return sh_volerr(sh, path, (int)n);
+			if (!n)
+				return sh_err(sh, "%s: short write", path);
+			done += n;
+		}
+		from += got;
+	}
+	return 0;
+}
+
+/* Copy the data regions only, so that holes stay holes.  Without
+ * SEEK_DATA support on the host the whole file is copied. */
+static int copy_data(struct shell *sh, int fd, tux3_ino_t ino,
+		     const char *path, off_t size)
+{
+	off_t pos = 0;
+	while (pos < size) {
+		off_t data = lseek(fd, pos, SEEK_DATA);
+		if (data < 0) {
+			if (errno == ENXIO)
+				return 0;	/* only a hole is left */
+			if (errno == EINVAL || errno == EOPNOTSUPP)
+				return copy_range(sh, fd, ino, path, pos, size);
+			return sh_err(sh, "%s: lseek: %s", path,
+				      strerror(errno));
+		}
+		off_t hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return sh_err(sh, "%s: lseek: %s", path,
+				      strerror(errno));
+		if (hole > size)
+			hole = size;
+		if (copy_range(sh, fd, ino, path, data, hole))
+			return 1;
+		pos = hole;
+	}
+	return 0;
+}
+
+int cmd_write(struct shell *sh, int argc, char **argv)
+{
+	int force = 0, c;
+	optind = 0;
+	while ((c = getopt(argc, argv, "f")) != -1) {
+		if (c != 'f')
+			return sh_err(sh, "usage: write [-f] HOSTFILE PATH");
+		force = 1;
+	}
+	if (argc - optind != 2)
+		return sh_err(sh, "usage: write [-f] HOSTFILE PATH");
+	const char *host = argv[optind], *path = argv[optind + 1];
+	tux3_ino_t dir, ino;
+	const char *name;
+	size_t len;
+	struct stat st;
+	int err, failed = 1;
+
+	int fd = open(host, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sh_err(sh, "%s: %s", host, strerror(errno));
+	if (fstat(fd, &st)) {
+		sh_err(sh, "%s: %s", host, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		sh_err(sh, "%s: not a regular file", host);
+		goto out;
+	}
+	if (split_parent(sh, path, &dir, &name, &len))
+		goto out;
+	if (force) {
+		err = tux3_lookup(sh->vol, dir, name, len, &ino);
+		if (!err)
+			err = tux3_unlink(sh->vol, dir, name, len);
+		if (err == -ENOENT)
+			tux3_clear_error(sh->vol);
+		else if (err) {
+			sh_volerr(sh, path, err);
+			goto out;
+		}
+	}
+	err = tux3_create(sh->vol, dir, name, len, st.st_mode & 07777,
+			  st.st_uid, st.st_gid, &ino);
+	if (err) {
+		sh_volerr(sh, path, err);
+		goto out;
+	}
+	if (copy_data(sh, fd, ino, path, st.st_size))
+		goto out;
+	if ((err = tux3_truncate(sh->vol, ino, (uint64_t)st.st_size))) {
+		sh_volerr(sh, path, err);
+		goto out;
+	}
+	struct tux3_setattr sa = {
+		.valid = TUX3_SET_MTIME,
+		.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+			st.st_mtim.tv_nsec,
+	};
+	if ((err = tux3_setattr(sh->vol, ino, &sa))) {
+		sh_volerr(sh, path, err);
+		goto out;
+	}
+	failed = 0;
+out:
+	close(fd);
+	return failed;
+}
+
+/* ---- namespace ---- */
+
+int cmd_mkdir(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t dir, ino;
+	const char *name;
+	size_t len;
+	if (argc != 2)
+		return sh_err(sh, "usage: mkdir PATH");
+	if (split_parent(sh, argv[1], &dir, &name, &len))
+		return 1;
+	int err = tux3_mkdir(sh->vol, dir, name, len, 0755, 0, 0, &ino);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+int cmd_rm(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t dir;
+	const char *name;
+	size_t len;
+	if (argc != 2)
+		return sh_err(sh, "usage: rm PATH");
+	if (split_parent(sh, argv[1], &dir, &name, &len))
+		return 1;
+	int err = tux3_unlink(sh->vol, dir, name, len);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+/* mv [-n|-x] OLD NEW: rename (-n: never replace, -x: exchange). */
+int cmd_mv(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t odir, ndir;
+	const char *oname, *nname;
+	size_t olen, nlen;
+	unsigned flags = 0;
+	int c;
+	optind = 0;
+	while ((c = getopt(argc, argv, "nx")) != -1) {
+		if (c == 'n')
+			flags = TUX3_RENAME_NOREPLACE;
+		else if (c == 'x')
+			flags = TUX3_RENAME_EXCHANGE;
+		else
+			return sh_err(sh, "usage: mv [-n|-x] OLD NEW");
+	}
+	if (argc - optind != 2)
+		return sh_err(sh, "usage: mv [-n|-x] OLD NEW");
+	/* split_parent's name lives in its buffer until the next call */
+	char old[256];
+	if (split_parent(sh, argv[optind], &odir, &oname, &olen))
+		return 1;
+	memcpy(old, oname, olen);
+	oname = old;
+	if (split_parent(sh, argv[optind + 1], &ndir, &nname, &nlen))
+		return 1;
+	int err = tux3_rename(sh->vol, odir, oname, olen, ndir, nname, nlen,
+			      flags);
+	return err ? sh_volerr(sh, argv[optind], err) : 0;
+}
+
+/* setxattr PATH NAME VALUE: VALUE as text, or 0xHEX for bytes. */
+int cmd_setxattr(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t ino;
+	unsigned char buf[65536];
+	size_t len;
+	if (argc != 4)
+		return sh_err(sh, "usage: setxattr PATH NAME VALUE");
+	if (sh_resolve(sh, argv[1], &ino))
+		return 1;
+	const char *v = argv[3];
+	if (!strncmp(v, "0x", 2)) {
+		size_t hex = strlen(v + 2);
+		if (hex % 2 || hex / 2 > sizeof(buf))
+			return sh_err(sh, "setxattr: bad hex value");
+		for (len = 0; len < hex / 2; len++) {
+			unsigned byte;
+			if (sscanf(v + 2 + 2 * len, "%2x", &byte) != 1)
+				return sh_err(sh, "setxattr: bad hex value");
+			buf[len] = (unsigned char)byte;
+		}
+	} else {
+		len = strlen(v);
+		if (len > sizeof(buf))
+			return sh_err(sh, "setxattr: value too long");
+		memcpy(buf, v, len);
+	}
+	int err = tux3_setxattr(sh->vol, ino, argv[2], buf, len, 0);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+int cmd_rmxattr(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t ino;
+	if (argc != 3)
+		return sh_err(sh, "usage: rmxattr PATH NAME");
+	if (sh_resolve(sh, argv[1], &ino))
+		return 1;
+	int err = tux3_removexattr(sh->vol, ino, argv[2]);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+int cmd_rmdir(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t dir;
+	const char *name;
+	size_t len;
+	if (argc != 2)
+		return sh_err(sh, "usage: rmdir PATH");
+	if (split_parent(sh, argv[1], &dir, &name, &len))
+		return 1;
+	int err = tux3_rmdir(sh->vol, dir, name, len);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+int cmd_ln(struct shell *sh, int argc, char **argv)
+{
+	int symbolic = 0, c, err;
+	tux3_ino_t dir, ino;
+	const char *name;
+	size_t len;
+	optind = 0;
+	while ((c = getopt(argc, argv, "s")) != -1) {
+		if (c != 's')
+			return sh_err(sh, "usage: ln [-s] TARGET PATH");
+		symbolic = 1;
+	}
+	if (argc - optind != 2)
+		return sh_err(sh, "usage: ln [-s] TARGET PATH");
+	const char *target = argv[optind], *path = argv[optind + 1];
+	if (symbolic) {
+		if (!*target)
+			return sh_err(sh, "%s: empty symlink target", path);
+		if (split_parent(sh, path, &dir, &name, &len))
+			return 1;
+		err = tux3_symlink(sh->vol, dir, name, len, target, 0, 0, &ino);
+	} else {
+		if (sh_resolve(sh, target, &ino) ||
+		    split_parent(sh, path, &dir, &name, &len))
+			return 1;
+		err = tux3_link(sh->vol, ino, dir, name, len);
+	}
+	return err ? sh_volerr(sh, path, err) : 0;
+}
+
+int cmd_mknod(struct shell *sh, int argc, char **argv)
+{
+	static const char usage[] = "usage: mknod PATH p|c|b|s [MAJOR MINOR]";
+	tux3_ino_t dir, ino;
+	const char *name;
+	size_t len;
+	uint64_t major = 0, minor = 0;
+	uint32_t type;
+
+	if (argc < 3 || strlen(argv[2]) != 1)
+		return sh_err(sh, "%s", usage);
+	switch (argv[2][0]) {
+	case 'p': type = S_IFIFO; break;
+	case 's': type = S_IFSOCK; break;
+	case 'c': type = S_IFCHR; break;
+	case 'b': type = S_IFBLK; break;
+	default: return sh_err(sh, "%s", usage);
+	}
+	int dev = type == S_IFCHR || type == S_IFBLK;
+	if (argc != (dev ? 5 : 3))
+		return sh_err(sh, "%s", usage);
+	if (dev && (parse_u64(argv[3], 0, &major) || major > 0xfff ||
+		    parse_u64(argv[4], 0, &minor) || minor > 0xfffff))
+		return sh_err(sh, "%s: bad device number %s %s (major 0..4095, "
+			      "minor 0..1048575)", argv[1], argv[3], argv[4]);
+	if (split_parent(sh, argv[1], &dir, &name, &len))
+		return 1;
+	int err = tux3_mknod(sh->vol, dir, name, len, type | 0644, 0, 0,
+			     (unsigned)major, (unsigned)minor, &ino);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+/* ---- attributes ---- */
+
+int cmd_truncate(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t ino;
+	uint64_t size;
+	if (argc != 3)
+		return sh_err(sh, "usage: truncate PATH SIZE");
+	if (parse_u64(argv[2], 10, &size) || size > (uint64_t)INT64_MAX)
+		return sh_err(sh, "%s: bad size (bytes, in decimal)", argv[2]);
+	if (sh_resolve(sh, argv[1], &ino))
+		return 1;
+	int err = tux3_truncate(sh->vol, ino, size);
+	return err ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+int cmd_chmod(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t ino;
+	uint64_t mode;
+	if (argc != 3)
+		return sh_err(sh, "usage: chmod MODE PATH");
+	if (parse_u64(argv[1], 8, &mode) || mode > 07777)
+		return sh_err(sh, "%s: bad mode (octal, 0 to 7777)", argv[1]);
+	if (sh_resolve(sh, argv[2], &ino))
+		return 1;
+	struct tux3_setattr sa = { .valid = TUX3_SET_MODE,
+				   .mode = (uint32_t)mode };
+	int err = tux3_setattr(sh->vol, ino, &sa);
+	return err ? sh_volerr(sh, argv[2], err) : 0;
+}
+
+int cmd_chown(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t ino;
+	uint64_t uid = 0, gid = 0;
+	struct tux3_setattr sa = { 0 };
+	if (argc != 3)
+		return sh_err(sh, "usage: chown UID:GID PATH");
+	char *colon = strchr(argv[1], ':');
+	if (colon)
+		*colon = 0;
+	int bad = !colon;
+	if (!bad && *argv[1]) {
+		bad |= parse_u64(argv[1], 10, &uid) || uid > UINT32_MAX;
+		sa.valid |= TUX3_SET_UID;
+	}
+	if (!bad && colon[1]) {
+		bad |= parse_u64(colon + 1, 10, &gid) || gid > UINT32_MAX;
+		sa.valid |= TUX3_SET_GID;
+	}
+	if (colon)
+		*colon = ':';
+	if (bad || !sa.valid)
+		return sh_err(sh, "%s: bad owner (UID:GID, UID: or :GID, in "
+			      "decimal)", argv[1]);
+	if (sh_resolve(sh, argv[2], &ino))
+		return 1;
+	sa.uid = (uint32_t)uid;
+	sa.gid = (uint32_t)gid;
+	int err = tux3_setattr(sh->vol, ino, &sa);
+	return err ? sh_volerr(sh, argv[2], err) : 0;
+}
+
+int cmd_touch(struct shell *sh, int argc, char **argv)
+{
+	tux3_ino_t dir, ino;
+	const char *name;
+	size_t len;
+	int err;
+	if (argc != 2)
+		return sh_err(sh, "usage: touch PATH");
+	const char *path = argv[1];
+	size_t plen = strlen(path);
+	if (plen > 2 && path[0] == '<' && path[plen - 1] == '>') {
+		if (sh_resolve(sh, path, &ino))
+			return 1;
+	} else {
+		if (split_parent(sh, path, &dir, &name, &len))
+			return 1;
+		err = tux3_lookup(sh->vol, dir, name, len, &ino);
+		if (err == -ENOENT) {
+			tux3_clear_error(sh->vol);
+			err = tux3_create(sh->vol, dir, name, len, 0644, 0, 0,
+					  &ino);
+			return err ? sh_volerr(sh, path, err) : 0;
+		}
+		if (err)
+			return sh_volerr(sh, path, err);
+	}
+	struct tux3_setattr sa = { .valid = TUX3_SET_MTIME,
+				   .mtime_ns = now_ns(sh) };
+	err = tux3_setattr(sh->vol, ino, &sa);
+	return err ? sh_volerr(sh, path, err) : 0;
+}
+
+/* ---- commits ---- */
+
+int cmd_delta(struct shell *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: delta");
+	return sh_commit(sh);
+}
+
+int cmd_unify(struct shell *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: unify");
+	int err = tux3_unify(sh->vol);
+	if (err)
+		return sh_volerr(sh, "unify", err);
+	sh->dirty = 0;
+	return 0;
+}
+
+/* ---- check ---- */
+
+static void check_problem(void *ctx, uint64_t block, uint64_t count,
+			  enum tux3_block_problem what)
+{
+	struct shell *sh = ctx;
+	static const char *const text[] = {
+		[TUX3_BLOCK_LEAKED] = "leaked",
+		[TUX3_BLOCK_FREE_IN_USE] = "free but in use",
+		[TUX3_BLOCK_SHARED] = "shared",
+		[TUX3_BLOCK_OUTSIDE] = "outside the volume",
+		[TUX3_BLOCK_UNREADABLE] = "unreadable",
+	};
+	const char *t = (unsigned)what < sizeof(text) / sizeof(text[0]) &&
+		text[what] ? text[what] : "unknown problem";
+	if (count > 1)
+		fprintf(sh->out, "block %" PRIu64 "-%" PRIu64 ": %s\n", block,
+			block + count - 1, t);
+	else
+		fprintf(sh->out, "block %" PRIu64 ": %s\n", block, t);
+}
+
+int cmd_check(struct shell *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: check");
+	int n = tux3_check_alloc(sh->vol, check_problem, sh);
+	if (n < 0)
+		return sh_volerr(sh, "check", n);
+	fprintf(sh->out, "%d problem%s\n", n, n == 1 ? "" : "s");
+	return n ? 1 : 0;
+}
