@@ -593,7 +593,8 @@ struct tux3_volume {
 	unsigned unify_log_limit;	/* unify when the cycle has this many
 					 * log blocks ... */
 	unsigned unify_bnode_limit;	/* ... or this many dirty bnodes */
-	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns, or 0 */
+	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns ... */
+	bool time_fixed;		/* ... when set */
 	uint64_t inum_hint;		/* after the last inode number given */
 	struct open_ref *open;		/* open handles per inode */
 	unsigned nopen;

@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "internal.h"
 
@@ -111,7 +112,7 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 	free(blk);
 	if (err < 0 && !vol->error.err)
 		vol_error(vol, err, TUX3_NONE, inode->inum, pos,
-			  "cannot write data");
+			  "cannot write data: %s", strerror(-err));
 	if (pos > inode->size)
 		inode->size = pos;
 	return err < 0 ? err : 0;
@@ -377,9 +378,10 @@ int tux3_mkdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 }
 
 /* The target is stored as file data with its NUL: i_size = length + 1. */
-int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
-		 size_t len, const char *target, uint32_t uid, uint32_t gid,
-		 tux3_ino_t *ino)
+static int symlink_common(struct tux3_volume *vol, tux3_ino_t dir,
+			  const char *name, size_t len, const char *target,
+			  uint32_t uid, uint32_t gid, tux3_ino_t *ino,
+			  bool known_new)
 {
 	size_t tlen = strlen(target);
 	tux3_ino_t new;
@@ -389,8 +391,8 @@ int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		return -ENOENT;
 	if (tlen > 4095)
 		return -ENAMETOOLONG;
-	int err = tux3_mknod(vol, dir, name, len, S_IFLNK | 0777, uid, gid, 0,
-			     0, &new);
+	int err = mknod_common(vol, dir, name, len, S_IFLNK | 0777, uid, gid,
+			       0, 0, &new, known_new);
 	if (err)
 		return err;
 	if ((err = inode_load(vol, new, &inode)))
@@ -402,6 +404,21 @@ int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 	if (!err && ino)
 		*ino = new;
 	return err;
+}
+
+int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
+		 size_t len, const char *target, uint32_t uid, uint32_t gid,
+		 tux3_ino_t *ino)
+{
+	return symlink_common(vol, dir, name, len, target, uid, gid, ino,
+			      false);
+}
+
+int tux3_symlink_new(struct tux3_volume *vol, tux3_ino_t dir,
+		     const char *name, size_t len, const char *target,
+		     uint32_t uid, uint32_t gid, tux3_ino_t *ino)
+{
+	return symlink_common(vol, dir, name, len, target, uid, gid, ino, true);
 }
 
 int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,

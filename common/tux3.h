@@ -286,6 +286,10 @@ int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		 size_t len, const char *target, uint32_t uid, uint32_t gid,
 		 tux3_ino_t *ino);
+/* The bulk-append form of tux3_symlink (name known to be new). */
+int tux3_symlink_new(struct tux3_volume *vol, tux3_ino_t dir,
+		     const char *name, size_t len, const char *target,
+		     uint32_t uid, uint32_t gid, tux3_ino_t *ino);
 int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dir,
 	      const char *name, size_t len);
 int tux3_unlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,

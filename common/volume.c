@@ -240,6 +240,7 @@ int tux3_umount(struct tux3_volume *vol)
 void tux3_set_time(struct tux3_volume *vol, int64_t ns)
 {
 	vol->fixed_time = ns;
+	vol->time_fixed = true;
 }
 
 void tux3_close(struct tux3_volume *vol)
@@ -308,7 +309,7 @@ int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
 int64_t vol_now(const struct tux3_volume *vol)
 {
 	struct timespec ts;
-	if (vol->fixed_time)
+	if (vol->time_fixed)
 		return vol->fixed_time;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;

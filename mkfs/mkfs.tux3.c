@@ -1,9 +1,10 @@
 /*
- * mkfs.tux3: make an empty Tux3 (2014-05-06 format) volume on a block
- * device or an image file.  The layout is libtux3's tux3_mkfs(); this
- * file is the command line, the safety checks (existing signatures via
- * libblkid, an existing Tux3 volume, mounted devices), signature wiping,
- * and discard.
+ * mkfs.tux3: make a Tux3 (2014-05-06 format) volume on a block device or
+ * an image file.  The layout is libtux3's tux3_mkfs(); this file is the
+ * command line, the safety checks (existing signatures via libblkid, an
+ * existing Tux3 volume, mounted devices), signature wiping, and discard.
+ * With -d ROOTDIR the new volume is then populated from a host directory
+ * through the library's write path (populate.c).
  *
  * Exit status: 0 success, 1 error (including a refusal), 2 usage error.
  */
@@ -28,6 +29,7 @@
 #include <unistd.h>
 #include <uuid.h>
 #include "tux3.h"
+#include "populate.h"
 
 #define PROG "mkfs.tux3"
 #define EXIT_USAGE 2
@@ -40,7 +42,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " PROG " [-b blocksize] [-L label] [-U uuid|random|time|clear]\n"
 "                 [-O feature,...] [-E discard|nodiscard,root_owner=UID:GID]\n"
-"                 [-F] [-n] [-q] [-v] [-V] DEVICE [size]\n"
+"                 [-d ROOTDIR] [-F] [-n] [-q] [-v] [-V] DEVICE [size]\n"
 "  size: bytes, or with a suffix k, m, g, t (powers of 1024)\n");
 }
 
@@ -354,15 +356,66 @@ static int get_time(int64_t *ns)
 	return 0;
 }
 
+/* -d: open the volume just made, copy the tree in, commit, unmount. */
+static int fill_volume(const char *path, const char *rootdir,
+		       bool fixed_time, int64_t time_ns, uint64_t *freeblocks)
+{
+	struct tux3_volume *vol;
+	char err[512];
+	int rc = tux3_open_err(path, TUX3_OPEN_RDWR, &vol, err, sizeof(err));
+	if (rc) {
+		error("%s: cannot open the new volume: %s", path,
+		      err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	if (fixed_time)
+		tux3_set_time(vol, time_ns);
+
+	struct populate_params pp = {
+		.prog = PROG,
+		.progress = !quiet && isatty(2),
+	};
+	struct stat st;
+	if (!stat(path, &st) && S_ISREG(st.st_mode)) {
+		pp.skip_self = true;
+		pp.skip_dev = st.st_dev;
+		pp.skip_ino = st.st_ino;
+	}
+	struct populate_stats ps;
+	if (populate(vol, rootdir, &pp, &ps)) {
+		tux3_close(vol);	/* the last commit stands */
+		return -1;
+	}
+	struct tux3_statfs sf;
+	if (!tux3_statfs(vol, &sf))
+		*freeblocks = sf.bfree;
+	rc = tux3_umount(vol);
+	if (rc) {
+		error("%s: cannot commit the volume: %s", path, strerror(-rc));
+		return -1;
+	}
+	if (!quiet) {
+		char sizebuf[64];
+		format_size(ps.bytes, sizebuf, sizeof(sizebuf));
+		printf("Populated from %s: %" PRIu64 " files, %s of data",
+		       rootdir, ps.objects, sizebuf);
+		if (ps.warnings)
+			printf(", %u warning%s", ps.warnings,
+			       ps.warnings == 1 ? "" : "s");
+		printf("\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tux3_mkfs_params p = { .blockbits = 12, .root_mode = 0755 };
-	const char *uuid_arg = "random", *label = "";
+	const char *uuid_arg = "random", *label = "", *rootdir = NULL;
 	uint32_t masks[3] = { 0, 0, 0 };
 	int force = 0, dry = 0, discard = -1, c;
 	unsigned long blocksize = 4096;
 
-	while ((c = getopt(argc, argv, "b:L:U:O:E:FnqvVh")) != -1) {
+	while ((c = getopt(argc, argv, "b:L:U:O:E:d:FnqvVh")) != -1) {
 		switch (c) {
 		case 'b': {
 			char *end;
@@ -394,6 +447,9 @@ int main(int argc, char **argv)
 		case 'E':
 			if (parse_extended(optarg, &discard, &p.uid, &p.gid))
 				return EXIT_USAGE;
+			break;
+		case 'd':
+			rootdir = optarg;
 			break;
 		case 'F': force = 1; break;
 		case 'n': dry = 1; break;
@@ -437,6 +493,22 @@ int main(int argc, char **argv)
 	p.blockbits = (unsigned)__builtin_ctzl(blocksize);
 	if (get_time(&p.time_ns))
 		return 1;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	bool fixed_time = sde && *sde;
+
+	/* The source tree: a directory we can read, checked before the
+	 * device is touched. */
+	if (rootdir) {
+		struct stat rst;
+		if (stat(rootdir, &rst)) {
+			error("%s: %s", rootdir, strerror(errno));
+			return 1;
+		}
+		if (!S_ISDIR(rst.st_mode)) {
+			error("%s is not a directory", rootdir);
+			return 1;
+		}
+	}
 
 	if (blocksize > REFERENCE_MAX_BLOCKSIZE && !quiet)
 		fprintf(stderr, PROG ": warning: %lu-byte blocks are valid in "
@@ -557,9 +629,13 @@ int main(int argc, char **argv)
 			       ", next allocation goal %" PRIu64 "\n",
 			       l.ileaf, l.logblock, l.nextblock);
 			printf("  free blocks %" PRIu64 "\n", l.freeblocks);
-			printf("  root directory mode %04o, owner %u:%u\n",
-			       p.root_mode, p.uid, p.gid);
+			if (!rootdir)
+				printf("  root directory mode %04o, owner "
+				       "%u:%u\n", p.root_mode, p.uid, p.gid);
 		}
+		if (rootdir)
+			printf("  %s from %s\n", dry ? "would populate" :
+			       "populating", rootdir);
 	}
 	if (dry)
 		return 0;
@@ -602,7 +678,18 @@ int main(int argc, char **argv)
 			unlink(path);
 		return 1;
 	}
+	uint64_t freeblocks = l.freeblocks;
+	if (rootdir) {
+		if (!quiet)
+			fflush(stdout);	/* before the progress on stderr */
+		if (fill_volume(path, rootdir, fixed_time, p.time_ns,
+				&freeblocks)) {
+			if (created)
+				unlink(path);
+			return 1;
+		}
+	}
 	if (!quiet)
-		printf("Done: %" PRIu64 " blocks free\n", l.freeblocks);
+		printf("Done: %" PRIu64 " blocks free\n", freeblocks);
 	return 0;
 }
