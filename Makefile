@@ -5,6 +5,7 @@
 #   make check-asan run the tests on the AddressSanitizer + UBSan build only
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
+#   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
 .DEFAULT_GOAL := all
@@ -66,7 +67,7 @@ endef
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast soak demo install clean $(BUILD)-all build-asan-all
+.PHONY: all deps check check-asan check-fast soak bench demo install clean $(BUILD)-all build-asan-all
 
 all: $(BUILD)-all
 
@@ -90,6 +91,10 @@ soak: build-asan-all
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)
+
+# mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir (ratios)
+bench: $(BUILD)-all
+	@sh scripts/bench.sh $(BUILD)
 
 install: $(BUILD)-all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)

@@ -1,0 +1,73 @@
+#!/bin/sh
+# make bench: build the same tree into an image with mkfs.tux3 -d,
+# mke2fs -t ext4 -d and mkfs.btrfs --rootdir, and print per tool the wall
+# time, the peak RSS and the allocated size of the image, with ratios to
+# mkfs.tux3.  Installs e2fsprogs, btrfs-progs and GNU time when missing
+# (as root).  Not part of the test count.
+set -u
+build=${1:-build}
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkfs_tux3="$top/$build/mkfs.tux3"
+work=$(mktemp -d /tmp/tux3-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+need=""
+command -v mke2fs >/dev/null 2>&1 || need="$need e2fsprogs"
+command -v mkfs.btrfs >/dev/null 2>&1 || need="$need btrfs-progs"
+[ -x /usr/bin/time ] || need="$need time"
+if [ -n "$need" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "bench: installing:$need"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $need >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $need >/dev/null; } ||
+		echo "bench: could not install$need" >&2
+	else
+		echo "bench: missing$need (run as root to install)" >&2
+	fi
+fi
+
+# One run: TOOL-NAME COMMAND... ; prints "seconds rss_kib alloc_kib"
+measure() {
+	img=$1; shift
+	rm -f "$img"
+	truncate -s "$size" "$img"
+	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" ||
+		{ echo "fail"; return; }
+	set -- $(cat "$work/time")
+	echo "$1 $2 $(du -k "$img" | cut -f1)"
+}
+
+for tree in /usr/share/doc /usr/include; do
+	[ -d "$tree" ] || continue
+	bytes=$(du -sk "$tree" | cut -f1)
+	files=$(find "$tree" | wc -l)
+	# room for the tree with slack, at least 256 MiB (btrfs needs it)
+	size=$(( (bytes * 3 / 1024 + 256) ))m
+	echo "== $tree: $files paths, $((bytes / 1024)) MiB; images of $size"
+	t=$(measure "$work/t.img" "$mkfs_tux3" -q -F -d "$tree" "$work/t.img")
+	e=fail; b=fail
+	command -v mke2fs >/dev/null 2>&1 &&
+		e=$(measure "$work/e.img" mke2fs -q -F -t ext4 -d "$tree" "$work/e.img")
+	command -v mkfs.btrfs >/dev/null 2>&1 &&
+		b=$(measure "$work/b.img" mkfs.btrfs -q -f --rootdir "$tree" "$work/b.img")
+	printf '%-12s %9s %10s %12s %8s %8s %8s\n' tool seconds "rss KiB" \
+		"alloc KiB" "time x" "rss x" "size x"
+	for row in "mkfs.tux3:$t" "mke2fs:$e" "mkfs.btrfs:$b"; do
+		name=${row%%:*}; vals=${row#*:}
+		if [ "$vals" = fail ] || [ "$t" = fail ]; then
+			printf '%-12s %s\n' "$name" "failed or not installed"
+			continue
+		fi
+		set -- $vals; s=$1 r=$2 a=$3
+		set -- $t; ts=$1 tr=$2 ta=$3
+		printf '%-12s %9s %10s %12s %8s %8s %8s\n' "$name" "$s" "$r" "$a" \
+			"$(awk "BEGIN{printf \"%.2f\", $s / ($ts > 0 ? $ts : 0.01)}")" \
+			"$(awk "BEGIN{printf \"%.2f\", $r / $tr}")" \
+			"$(awk "BEGIN{printf \"%.2f\", $a / $ta}")"
+	done
+	echo
+done
+echo "(ratios are relative to mkfs.tux3: above 1 means mkfs.tux3 is faster, leaner or smaller)"
