@@ -596,6 +596,7 @@ struct tux3_volume {
 	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns ... */
 	bool time_fixed;		/* ... when set */
 	uint64_t inum_hint;		/* after the last inode number given */
+	uint64_t alloc_cursor;		/* after the last block allocated */
 	struct open_ref *open;		/* open handles per inode */
 	unsigned nopen;
 	unsigned commit_bound;		/* commit when a delta logs this many

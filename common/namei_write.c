@@ -34,6 +34,10 @@ static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,
 	    prev)
 		return prev + 1;
 	tux3_clear_error(vol);
+	/* a file's first blocks: where the last allocation ended, so files
+	 * written one after another lie one after another */
+	if (vol->alloc_cursor)
+		return vol->alloc_cursor;
 	return (inode->inum + logical) % vol->volblocks;
 }
 
