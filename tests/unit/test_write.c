@@ -528,6 +528,8 @@ TEST(model_512)   { for (unsigned i = 0; i < soak(); i++) run(9, 8 << 20, 1 + i,
 TEST(model_1k)    { for (unsigned i = 0; i < soak(); i++) run(10, 16 << 20, 100 + i, 400); }
 TEST(model_4k)    { for (unsigned i = 0; i < soak(); i++) run(12, 32 << 20, 200 + i, 500); }
 TEST(model_16k)   { for (unsigned i = 0; i < soak(); i++) run(14, 64 << 20, 300 + i, 300); }
+/* volumes the reference cannot use, but ours must handle */
+TEST(model_64k)   { for (unsigned i = 0; i < soak(); i++) run(16, 128 << 20, 400 + i, 200); }
 
 /* Closing without a commit loses exactly the uncommitted delta. */
 TEST(uncommitted_delta_is_lost)
