@@ -110,11 +110,15 @@ static int itree_set(struct tux3_volume *vol, uint64_t inum,
 
 int inode_store(struct tux3_volume *vol, struct inode *inode)
 {
-	uint8_t *buf = malloc(vol->blocksize);
+	/* room for the encoder's worst case; the leaf decides what fits */
+	unsigned cap = vol->blocksize + IATTR_FIXED_MAX;
+	uint8_t *buf = malloc(cap);
 	unsigned len;
 	if (!buf)
 		return -ENOMEM;
-	int err = inode_encode(inode, buf, vol->blocksize, &len);
+	int err = inode_encode(inode, buf, cap, &len);
+	if (!err && len > vol->blocksize - ILEAF_HEADER - 2)
+		err = -E2BIG;
 	if (!err)
 		err = itree_set(vol, inode->inum, buf, len);
 	if (!err) {

@@ -585,11 +585,15 @@ ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		err = -EISDIR;
 	else if (!S_ISREG(inode.mode))
 		err = -EINVAL;
-	if (!err)
-		err = inode_write_data(vol, &inode, buf, len, pos, false);
 	if (!err) {
+		/* a write that fails part way (ENOSPC) keeps what it wrote:
+		 * the inode is stored either way, so its map and size agree
+		 * with the blocks it holds */
+		err = inode_write_data(vol, &inode, buf, len, pos, false);
 		inode.mtime = inode.ctime = vol_now(vol);
-		err = inode_store(vol, &inode);
+		int serr = inode_store(vol, &inode);
+		if (!err)
+			err = serr;
 	}
 	inode_free(&inode);
 	return err ? err : (ssize_t)len;

@@ -603,6 +603,22 @@ const struct command commands[] = {
 	{ "check", NULL, "Structures", "check",
 	  "check block ownership against the free-space bitmap", 1, 0,
 	  cmd_check },
+	{ "block", "bd block_dump", "Raw", "block [-f] N",
+	  "hex dump of block N (-f: no squeezing), its type by magic and "
+	  "every field decoded", 1, 0, cmd_block },
+	{ "inode", "inode_dump", "Raw", "inode INUM|<inum>|PATH",
+	  "the inode's attribute blob, decoded attribute by attribute", 1, 0,
+	  cmd_inode },
+	{ "set_super", "ssv", "Raw", "set_super [-c] FIELD VALUE",
+	  "CORRUPTION TOOL: write one superblock field straight to the "
+	  "device, not as a delta (-c: recompute the extension CRC)", 1, 1,
+	  cmd_set_super },
+	{ "set_inode", "sif", "Raw", "set_inode INUM FIELD VALUE",
+	  "set a fixed inode field (mode uid gid size nlink ctime mtime rdev "
+	  "dtree) as is, committed as a normal delta", 1, 1, cmd_set_inode },
+	{ "set_block", NULL, "Raw", "set_block N OFFSET HEXBYTES",
+	  "CORRUPTION TOOL: write bytes into block N on the device, bypassing "
+	  "the log", 1, 1, cmd_set_block },
 	{ "log", "logdump", "Log", "log",
 	  "show each log block and its decoded records", 1, 0, cmd_log },
 	{ "help", "?", "Shell", "help [COMMAND]", "list commands, or show one",

@@ -82,6 +82,15 @@ int cmd_delta(struct shell *sh, int argc, char **argv);
 int cmd_unify(struct shell *sh, int argc, char **argv);
 int cmd_check(struct shell *sh, int argc, char **argv);
 
+/* raw.c: field-table inspection and raw editing */
+int cmd_block(struct shell *sh, int argc, char **argv);
+int cmd_inode(struct shell *sh, int argc, char **argv);
+int cmd_set_super(struct shell *sh, int argc, char **argv);
+int cmd_set_block(struct shell *sh, int argc, char **argv);
+int cmd_set_inode(struct shell *sh, int argc, char **argv);
+/* field names for completion: which 0 set_super, 1 set_inode; NULL ends */
+const char *raw_field_name(int which, unsigned i);
+
 /* manifest.c / rdump.c */
 int cmd_manifest(struct shell *sh, int argc, char **argv);
 int cmd_rdump(struct shell *sh, int argc, char **argv);

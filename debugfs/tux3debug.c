@@ -240,12 +240,74 @@ static char *complete_path(const char *text, int state)
 	return next < m.count ? m.v[next++] : NULL;
 }
 
+/* Field names: set_super FIELD, set_inode INUM FIELD. */
+static int completing_fields;	/* 0 set_super, 1 set_inode */
+
+static char *complete_field(const char *text, int state)
+{
+	static unsigned i;
+	static size_t len;
+	const char *name;
+	if (!state) {
+		i = 0;
+		len = strlen(text);
+	}
+	while ((name = raw_field_name(completing_fields, i++)))
+		if (!strncmp(name, text, len))
+			return strdup(name);
+	return NULL;
+}
+
+/* Which word (0 = the command) starts at start, and the command. */
+static int word_index(int start, char *cmd, size_t cmdlen)
+{
+	const char *line = rl_line_buffer;
+	int words = 0, i = 0;
+	cmd[0] = 0;
+	while (i < start) {
+		while (i < start && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		if (i >= start)
+			break;
+		int w = i;
+		while (i < start && line[i] != ' ' && line[i] != '\t')
+			i++;
+		if (!words)
+			snprintf(cmd, cmdlen, "%.*s", i - w, line + w);
+		words++;
+	}
+	return words;
+}
+
 static char **complete(const char *text, int start, int end)
 {
 	(void)end;
 	rl_attempted_completion_over = 1;
 	if (start == 0)
 		return rl_completion_matches(text, complete_command);
+	char cmdname[64];
+	int word = word_index(start, cmdname, sizeof(cmdname));
+	const struct command *c = command_find(cmdname);
+	if (c && c->run == cmd_set_super) {
+		int opts = 0;
+		/* skip a -c before FIELD */
+		if (strstr(rl_line_buffer, " -c ") &&
+		    strstr(rl_line_buffer, " -c ") < rl_line_buffer + start)
+			opts = 1;
+		if (word == 1 + opts && text[0] != '-') {
+			completing_fields = 0;
+			return rl_completion_matches(text, complete_field);
+		}
+		return NULL;
+	}
+	if (c && c->run == cmd_set_inode) {
+		if (word == 2) {
+			completing_fields = 1;
+			return rl_completion_matches(text, complete_field);
+		}
+		if (word > 2)
+			return NULL;
+	}
 	rl_completion_append_character = '\0';
 	return rl_completion_matches(text, complete_path);
 }

@@ -634,6 +634,79 @@ static void orphan_case(bool unify_between)
 	tux3_close(vol);
 }
 
+/* A full volume: writes stop with ENOSPC, the volume stays consistent,
+ * and unlink and truncate still work from the reserve. */
+TEST(enospc_full_volume)
+{
+	static char buf[64 * 1024];
+	const char *path = make_volume(12, 4 << 20);	/* 1024 blocks */
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	tux3_ino_t f[64];
+	int err = 0, n = 0;
+	memset(buf, 0x5a, sizeof(buf));
+	for (; n < 64 && !err; n++) {
+		char name[16];
+		snprintf(name, sizeof(name), "f%d", n);
+		CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, name, strlen(name),
+				     0644, 0, 0, &f[n]), 0);
+		for (int k = 0; k < 4 && !err; k++) {
+			ssize_t w = tux3_write(vol, f[n], buf, sizeof(buf),
+					       (uint64_t)k * sizeof(buf));
+			if (w < 0)
+				err = (int)w;
+		}
+	}
+	CHECK_EQ(err, -ENOSPC);
+	CHECK_EQ(tux3_sync(vol), 0);
+	vol = reopen(vol, path, true);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	/* truncate and unlink work on the full volume */
+	CHECK_EQ(tux3_truncate(vol, f[0], 100), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "f1", 2), 0);
+	CHECK_EQ(tux3_sync(vol), 0);
+	vol = reopen(vol, path, true);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	/* and the space is usable again */
+	CHECK_EQ(tux3_write(vol, f[0], buf, 4096, 0), 4096);
+	tux3_close(vol);
+}
+
+/* Xattr limits of the format and their errors. */
+TEST(xattr_limits)
+{
+	const char *path = make_volume(12, 16 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	char name[300], value[4096];
+	tux3_ino_t f;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0644, 0, 0, &f), 0);
+	memset(name, 'n', sizeof(name));
+	memcpy(name, "user.", 5);
+	name[240] = 0;
+	CHECK_EQ(tux3_setxattr(vol, f, name, "v", 1, 0), 0);
+	name[240] = 'n';
+	name[241] = 0;
+	CHECK_EQ(tux3_setxattr(vol, f, name, "v", 1, 0), -ERANGE);
+	memset(value, 'v', sizeof(value));
+	/* the inode with its xattrs must fit one leaf */
+	/* 48 bytes of fixed attributes + 7 for the xattr above + 6 + value
+	 * <= 4096 - 18 */
+	CHECK_EQ(tux3_setxattr(vol, f, "user.big", value, 4018, 0), -E2BIG);
+	CHECK_EQ(tux3_setxattr(vol, f, "user.big", value, 4017, 0), 0);
+	CHECK_EQ(tux3_setxattr(vol, f, "user.big", value, 3000, 0), 0);
+	CHECK_EQ(tux3_setxattr(vol, f, "user.big2", value, 3000, 0), -E2BIG);
+	CHECK_EQ(tux3_setxattr(vol, f, "user.big", value, 1, TUX3_XATTR_CREATE),
+		 -EEXIST);
+	CHECK_EQ(tux3_setxattr(vol, f, "user.none", value, 1,
+			       TUX3_XATTR_REPLACE), -ENODATA);
+	CHECK_EQ(tux3_removexattr(vol, f, "user.none"), -ENODATA);
+	vol = reopen(vol, path, true);
+	CHECK_EQ(tux3_getxattr(vol, f, "user.big", value, sizeof(value)), 3000);
+	CHECK_EQ(tux3_getxattr(vol, f, "user.big2", value, sizeof(value)),
+		 -ENODATA);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+}
+
 TEST(orphans) { orphan_case(false); }
 TEST(orphans_across_unify) { orphan_case(true); }
 
