@@ -784,12 +784,7 @@ int tux3_read_block(struct tux3_volume *vol, tux3_block_t block, void *buf,
 		*replayed = 1;
 	if (block >= vol->reserved_blocks)
 		return vol_read_block(vol, block, buf);
-	int err = dev_pread(&vol->dev, buf, vol->blocksize,
-			    block << vol->blockbits);
-	if (err)
-		return vol_error(vol, err, block, TUX3_NONE, TUX3_NONE,
-				 "cannot read block: %s", strerror(-err));
-	return 0;
+	return vol_pread_block(vol, block, buf);
 }
 
 static int raw_range(struct tux3_volume *vol, uint64_t offset, size_t len)

@@ -624,6 +624,7 @@ void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Read a metadata block, honouring the replay overlay. */
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
+int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
 int64_t vol_now(const struct tux3_volume *vol);	/* ns since the epoch */
 int vol_read_blocks(struct tux3_volume *vol, uint64_t block, uint64_t count,
 		    uint8_t *buf);

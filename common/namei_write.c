@@ -24,6 +24,20 @@ static int maybe_commit(struct tux3_volume *vol)
 	return 0;
 }
 
+/* Every change starts here: a writable volume, a valid name (if any),
+ * and a delta that has not outgrown its bound. */
+static int valid_name(const char *name, size_t len);
+static int begin_change(struct tux3_volume *vol, const char *name,
+			size_t len)
+{
+	int err = writable(vol);
+	if (!err && name)
+		err = valid_name(name, len);
+	if (!err)
+		err = maybe_commit(vol);
+	return err;
+}
+
 /* ---- file data ---- */
 
 static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,
@@ -314,8 +328,7 @@ static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
 	struct find_ctx f;
 	int err;
 
-	if ((err = writable(vol)) || (err = valid_name(name, len)) ||
-	    (err = maybe_commit(vol)))
+	if ((err = begin_change(vol, name, len)))
 		return err;
 	if (!(mode & S_IFMT))
 		mode |= S_IFREG;
@@ -432,8 +445,7 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 	struct find_ctx f;
 	int err;
 
-	if ((err = writable(vol)) || (err = valid_name(name, len)) ||
-	    (err = maybe_commit(vol)))
+	if ((err = begin_change(vol, name, len)))
 		return err;
 	if ((err = inode_load(vol, ino, &inode)))
 		return err;
@@ -511,8 +523,7 @@ static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
 	struct find_ctx f;
 	int err;
 
-	if ((err = writable(vol)) || (err = valid_name(name, len)) ||
-	    (err = maybe_commit(vol)))
+	if ((err = begin_change(vol, name, len)))
 		return err;
 	if ((err = load_dir_w(vol, dirino, &dir)))
 		return err;
@@ -577,7 +588,7 @@ ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 	struct inode inode;
 	int err;
 
-	if ((err = writable(vol)) || (err = maybe_commit(vol)))
+	if ((err = begin_change(vol, NULL, 0)))
 		return err;
 	if ((err = inode_load(vol, ino, &inode)))
 		return err;
@@ -604,7 +615,7 @@ int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size)
 	struct inode inode;
 	int err;
 
-	if ((err = writable(vol)) || (err = maybe_commit(vol)))
+	if ((err = begin_change(vol, NULL, 0)))
 		return err;
 	if ((err = inode_load(vol, ino, &inode)))
 		return err;
@@ -626,7 +637,7 @@ int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
 	struct inode inode;
 	int err;
 
-	if ((err = writable(vol)) || (err = maybe_commit(vol)))
+	if ((err = begin_change(vol, NULL, 0)))
 		return err;
 	if ((err = inode_load(vol, ino, &inode)))
 		return err;

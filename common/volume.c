@@ -111,6 +111,12 @@ int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
 		memcpy(buf, ov, vol->blocksize);
 		return 0;
 	}
+	return vol_pread_block(vol, block, buf);
+}
+
+/* A block as the device has it (no overlay, no range rule). */
+int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
+{
 	int err = dev_pread(&vol->dev, buf, vol->blocksize,
 			    block << vol->blockbits);
 	if (err)
