@@ -545,3 +545,34 @@ out:
 	free(cdirty);
 	return err;
 }
+
+/*
+ * Where a new directory's first block should go: once the cursor's group
+ * is more than half full, the emptiest of the next 64 groups, so
+ * directories spread over the volume and the files written into them
+ * follow.
+ */
+uint64_t balloc_dir_goal(struct tux3_volume *vol)
+{
+	struct bitmap *bm = &vol->bitmap;
+	if (balloc_init(vol) || !bm->ngroups)
+		return vol->alloc_cursor;
+	/* while the current group is at most half full, stay: moving
+	 * costs locality and time for little gain */
+	uint64_t cur = (vol->alloc_cursor >> TUX3_GROUPBITS) % bm->ngroups;
+	if (bm->groupused[cur] * 2 <= group_blocks(vol, cur))
+		return vol->alloc_cursor;
+	uint64_t first = cur + 1;
+	uint64_t best = first % bm->ngroups, best_free = 0;
+	unsigned span = bm->ngroups < 64 ? (unsigned)bm->ngroups : 64;
+	for (unsigned i = 0; i < span; i++) {
+		uint64_t g = (first + i) % bm->ngroups;
+		uint64_t free = group_blocks(vol, g) - bm->groupused[g];
+		if (free > best_free) {
+			best = g;
+			best_free = free;
+		}
+	}
+	uint64_t goal = best << TUX3_GROUPBITS;
+	return goal < vol->reserved_blocks ? vol->reserved_blocks : goal;
+}

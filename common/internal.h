@@ -696,6 +696,7 @@ int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
 /* The commit is durable: deferred frees become free space. */
 int balloc_commit_done(struct tux3_volume *vol);
 int bitmap_flush(struct tux3_volume *vol);
+uint64_t balloc_dir_goal(struct tux3_volume *vol);
 /* commit.c */
 int delta_commit(struct tux3_volume *vol, bool force_unify);
 

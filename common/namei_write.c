@@ -48,6 +48,9 @@ static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,
 	    prev)
 		return prev + 1;
 	tux3_clear_error(vol);
+	/* a directory's first block: an emptier group (directories spread) */
+	if (!logical && S_ISDIR(inode->mode) && !inode->dtree)
+		return balloc_dir_goal(vol);
 	/* a file's first blocks: where the last allocation ended, so files
 	 * written one after another lie one after another */
 	if (vol->alloc_cursor)
