@@ -16,7 +16,8 @@
 #   mkfs_populate/enospc           a library error names the host path,
 #                                  exit 1, the image file is removed
 #   mkfs_populate/usage/...        -d on a missing path or a file
-#   mkfs_populate/usr-include/...  /usr/include copied: manifest equal
+#   mkfs_populate/usr-include/..., usr-share-doc/...  the host trees copied:
+#                                  manifest equal, rdump identical
 #                                  (the acceptance test), time printed
 # The tree: nested directories, files of 0, 1, bs-1, bs, bs+1 bytes for
 # each block size, 300 KiB random, a sparse file (data at 1 MiB), symlinks
@@ -412,28 +413,42 @@ if [ $rc -eq 1 ] && [ ! -e "$work/u.img" ]; then pass usage/not-a-dir
 else fail usage/not-a-dir "rc $rc"; fi
 rm -rf "$src"
 
-# ---- the acceptance test: /usr/include ----
-if [ ! -d /usr/include ]; then
-	skip usr-include "no /usr/include"
-else
+# ---- the acceptance tests: /usr/include and /usr/share/doc ----
+# The manifest equals the host tree's, and an rdump of the volume is
+# identical to the source (diff -r), ns mtimes included.
+for host in /usr/include /usr/share/doc; do
+	name=$(echo "$host" | tr / - | sed 's/^-//')
+	if [ ! -d "$host" ]; then
+		skip "$name" "no $host"
+		continue
+	fi
 	t0=$(now_ms)
-	"$mkfs" -q -d /usr/include "$work/inc.img" 1g > "$work/out" 2>&1
+	"$mkfs" -q -d "$host" "$work/inc.img" 1g > "$work/out" 2>&1
 	rc=$?
 	t1=$(now_ms)
 	if [ $rc -ne 0 ]; then
-		fail usr-include/make "$(head -2 "$work/out" | tr '\n' ' ')"
-	else
-		pass usr-include/make
-		python3 "$work/hostman.py" /usr/include > "$work/host.manifest"
-		if "$dbg" -R "manifest /" "$work/inc.img" > "$work/m" \
-			2> "$work/err" &&
-		   why=$(python3 "$work/cmpman.py" "$work/host.manifest" \
-			 "$work/m" 2>/dev/null); then
-			pass usr-include/manifest
-			echo "# $T: /usr/include, $why, mkfs.tux3 -d took $((t1 - t0)) ms ($build)"
-		else
-			fail usr-include/manifest "${why:-} $(head -1 "$work/err")"
-		fi
+		fail "$name/make" "$(head -2 "$work/out" | tr '\n' ' ')"
+		continue
 	fi
+	pass "$name/make"
+	python3 "$work/hostman.py" "$host" > "$work/host.manifest"
+	if "$dbg" -R "manifest /" "$work/inc.img" > "$work/m" 2> "$work/err" &&
+	   why=$(python3 "$work/cmpman.py" "$work/host.manifest" "$work/m" \
+		 2>/dev/null); then
+		pass "$name/manifest"
+		echo "# $T: $host, $why, mkfs.tux3 -d took $((t1 - t0)) ms ($build)"
+	else
+		fail "$name/manifest" "${why:-} $(head -1 "$work/err")"
+	fi
+	rm -rf "$work/restored"
+	if "$dbg" -R "rdump / $work/restored" "$work/inc.img" > /dev/null \
+		2> "$work/err" &&
+	   diff -r --no-dereference "$host" "$work/restored" > "$work/diff" 2>&1
+	then
+		pass "$name/rdump-identical"
+	else
+		fail "$name/rdump-identical" "$(head -c 300 "$work/diff" "$work/err" | tr '\n' ' ')"
+	fi
+	rm -rf "$work/restored"
 	rm -f "$work/inc.img"
-fi
+done
