@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include "internal.h"
 #include "tux3_walk.h"
 
@@ -114,4 +115,175 @@ int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 	}
 	free(s.map);
 	return (int)s.problems;
+}
+
+/* ---- the namespace: links, types, reachability ---- */
+
+struct nsnode {
+	uint64_t inum;
+	uint32_t mode, nlink;
+	uint32_t names;		/* directory entries naming it */
+	uint32_t subdirs;	/* for a directory: entries that are dirs */
+	bool orphan;
+};
+
+struct nscheck {
+	struct tux3_volume *vol;
+	struct nsnode *v;
+	size_t count, cap;
+	tux3_ns_fn report;
+	void *ctx;
+	unsigned problems;
+	unsigned depth;
+};
+
+static int ns_inode(void *ctx, const struct tux3_stat *st,
+		    tux3_block_t leafblock, unsigned bloblen)
+{
+	struct nscheck *c = ctx;
+	(void)leafblock; (void)bloblen;
+	if (st->ino < TUX3_ROOT_INO)
+		return 0;	/* internal inodes have no names */
+	if (c->count == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 1024;
+		void *n = realloc(c->v, ncap * sizeof(*c->v));
+		if (!n)
+			return -ENOMEM;
+		c->v = n;
+		c->cap = ncap;
+	}
+	c->v[c->count++] = (struct nsnode){ .inum = st->ino, .mode = st->mode,
+		.nlink = st->nlink, .orphan = st->orphan };
+	return 0;
+}
+
+/* The walker visits the inode table in order: a binary search works. */
+static struct nsnode *ns_find(struct nscheck *c, uint64_t inum)
+{
+	size_t lo = 0, hi = c->count;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->v[mid].inum == inum)
+			return &c->v[mid];
+		if (c->v[mid].inum < inum)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void ns_problem(struct nscheck *c, enum tux3_ns_problem what,
+		       uint64_t inum, uint64_t dir, uint64_t have,
+		       uint64_t want)
+{
+	c->problems++;
+	if (c->report)
+		c->report(c->ctx, what, inum, dir, have, want);
+}
+
+struct ns_dir {
+	struct nscheck *c;
+	struct nsnode *dir;
+	uint64_t *subdirs;	/* directories to descend into */
+	size_t nsub, capsub;
+};
+
+static int ns_entry(void *ctx, const struct dirent_info *d)
+{
+	struct ns_dir *w = ctx;
+	struct nscheck *c = w->c;
+	struct nsnode *n = ns_find(c, d->inum);
+	if (!n) {
+		ns_problem(c, TUX3_NS_DANGLING, d->inum, w->dir->inum, 0, 0);
+		return 0;
+	}
+	if (d->type != inode_dtype(n->mode))
+		ns_problem(c, TUX3_NS_TYPE, d->inum, w->dir->inum, d->type,
+			   inode_dtype(n->mode));
+	n->names++;
+	if (S_ISDIR(n->mode)) {
+		w->dir->subdirs++;
+		if (n->names > 1) {	/* a directory under two names */
+			ns_problem(c, TUX3_NS_DIR_TWICE, d->inum, w->dir->inum,
+				   n->names, 1);
+			return 0;
+		}
+		if (w->nsub == w->capsub) {
+			size_t ncap = w->capsub ? w->capsub * 2 : 16;
+			uint64_t *s = realloc(w->subdirs, ncap * sizeof(*s));
+			if (!s)
+				return -ENOMEM;
+			w->subdirs = s;
+			w->capsub = ncap;
+		}
+		w->subdirs[w->nsub++] = d->inum;
+	}
+	return 0;
+}
+
+static int ns_dir(struct nscheck *c, struct nsnode *dir)
+{
+	struct ns_dir w = { .c = c, .dir = dir };
+	struct inode inode;
+	int err;
+
+	if (c->depth > 65536)
+		return 0;
+	if ((err = inode_load(c->vol, dir->inum, &inode))) {
+		tux3_clear_error(c->vol);
+		ns_problem(c, TUX3_NS_UNREADABLE, dir->inum, 0, 0, 0);
+		return 0;
+	}
+	err = dir_iterate(c->vol, &inode, ns_entry, &w);
+	inode_free(&inode);
+	if (err < 0 && err != -ENOMEM) {
+		tux3_clear_error(c->vol);
+		ns_problem(c, TUX3_NS_UNREADABLE, dir->inum, 0, 0, 0);
+		err = 0;
+	}
+	c->depth++;
+	for (size_t i = 0; i < w.nsub && !err; i++) {
+		struct nsnode *sub = ns_find(c, w.subdirs[i]);
+		if (sub)
+			err = ns_dir(c, sub);
+	}
+	c->depth--;
+	free(w.subdirs);
+	return err;
+}
+
+int tux3_check_namespace(struct tux3_volume *vol, tux3_ns_fn fn, void *ctx)
+{
+	struct nscheck c = { .vol = vol, .report = fn, .ctx = ctx };
+	struct tux3_walk_ops ops = { .inode = ns_inode };
+	int err = tux3_walk(vol, &ops, &c);
+	if (err < 0 && err != -EUCLEAN)
+		goto out;
+	struct nsnode *root = ns_find(&c, TUX3_ROOT_INO);
+	if (!root || !S_ISDIR(root->mode)) {
+		ns_problem(&c, TUX3_NS_NO_ROOT, TUX3_ROOT_INO, 0, 0, 0);
+		err = 0;
+		goto out;
+	}
+	root->names = 1;	/* the root is named by the volume */
+	if ((err = ns_dir(&c, root)) < 0)
+		goto out;
+	for (size_t i = 0; i < c.count; i++) {
+		struct nsnode *n = &c.v[i];
+		if (!n->names) {
+			if (!n->orphan)
+				ns_problem(&c, TUX3_NS_UNREACHABLE, n->inum, 0,
+					   n->nlink, 0);
+			continue;
+		}
+		uint64_t want = S_ISDIR(n->mode) ? 2 + n->subdirs : n->names;
+		if (n->nlink != want)
+			ns_problem(&c, TUX3_NS_NLINK, n->inum, 0, n->nlink,
+				   want);
+	}
+	err = 0;
+out:
+	free(c.v);
+	return err < 0 ? err : (int)c.problems;
 }

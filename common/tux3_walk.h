@@ -94,4 +94,22 @@ typedef void (*tux3_check_fn)(void *ctx, uint64_t block, uint64_t count,
 			      enum tux3_block_problem what);
 int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx);
 
+/* The namespace from the root: every entry names an existing inode of
+ * the entry's type, no directory has two names, every inode is reachable
+ * (orphans aside), and link counts agree (a directory: 2 + its
+ * subdirectories).  Returns the number of problems or -errno. */
+enum tux3_ns_problem {
+	TUX3_NS_DANGLING,	/* entry names no inode */
+	TUX3_NS_TYPE,		/* entry type differs from the inode's */
+	TUX3_NS_DIR_TWICE,	/* a directory reached under two names */
+	TUX3_NS_UNREACHABLE,	/* inode named by no entry, not an orphan */
+	TUX3_NS_NLINK,		/* link count differs: have, want */
+	TUX3_NS_UNREADABLE,	/* a directory could not be read */
+	TUX3_NS_NO_ROOT,	/* inode 63 missing or not a directory */
+};
+typedef void (*tux3_ns_fn)(void *ctx, enum tux3_ns_problem what,
+			   uint64_t inum, uint64_t dir, uint64_t have,
+			   uint64_t want);
+int tux3_check_namespace(struct tux3_volume *vol, tux3_ns_fn fn, void *ctx);
+
 #endif

@@ -601,7 +601,7 @@ const struct command commands[] = {
 	{ "statfs", "df", "Structures", "statfs", "show free space and inodes",
 	  1, 0, cmd_statfs },
 	{ "check", NULL, "Structures", "check",
-	  "check block ownership against the free-space bitmap", 1, 0,
+	  "check block ownership and the namespace (links, types)", 1, 0,
 	  cmd_check },
 	{ "block", "bd block_dump", "Raw", "block [-f] N",
 	  "hex dump of block N (-f: no squeezing), its type by magic and "

@@ -534,6 +534,44 @@ static void check_problem(void *ctx, uint64_t block, uint64_t count,
 		fprintf(sh->out, "block %" PRIu64 ": %s\n", block, t);
 }
 
+static void ns_problem(void *ctx, enum tux3_ns_problem what, uint64_t inum,
+		       uint64_t dir, uint64_t have, uint64_t want)
+{
+	struct shell *sh = ctx;
+	switch (what) {
+	case TUX3_NS_DANGLING:
+		fprintf(sh->out, "inode %" PRIu64 ": named in directory %"
+			PRIu64 " but does not exist\n", inum, dir);
+		break;
+	case TUX3_NS_TYPE:
+		fprintf(sh->out, "inode %" PRIu64 ": entry in directory %"
+			PRIu64 " has type %" PRIu64 ", the inode is type %"
+			PRIu64 "\n", inum, dir, have, want);
+		break;
+	case TUX3_NS_DIR_TWICE:
+		fprintf(sh->out, "inode %" PRIu64 ": directory named again in "
+			"directory %" PRIu64 "\n", inum, dir);
+		break;
+	case TUX3_NS_UNREACHABLE:
+		fprintf(sh->out, "inode %" PRIu64 ": no name reaches it (links %"
+			PRIu64 ")\n", inum, have);
+		break;
+	case TUX3_NS_NLINK:
+		fprintf(sh->out, "inode %" PRIu64 ": link count %" PRIu64
+			", should be %" PRIu64 "\n", inum, have, want);
+		break;
+	case TUX3_NS_UNREADABLE:
+		fprintf(sh->out, "inode %" PRIu64 ": directory unreadable\n",
+			inum);
+		break;
+	case TUX3_NS_NO_ROOT:
+		fprintf(sh->out, "inode %" PRIu64 ": root directory missing\n",
+			inum);
+		break;
+	}
+}
+
+/* Block ownership, then the namespace (links, types, reachability). */
 int cmd_check(struct shell *sh, int argc, char **argv)
 {
 	(void)argv;
@@ -542,6 +580,10 @@ int cmd_check(struct shell *sh, int argc, char **argv)
 	int n = tux3_check_alloc(sh->vol, check_problem, sh);
 	if (n < 0)
 		return sh_volerr(sh, "check", n);
+	int m = tux3_check_namespace(sh->vol, ns_problem, sh);
+	if (m < 0)
+		return sh_volerr(sh, "check", m);
+	n += m;
 	fprintf(sh->out, "%d problem%s\n", n, n == 1 ? "" : "s");
 	return n ? 1 : 0;
 }

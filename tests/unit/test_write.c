@@ -118,6 +118,16 @@ static int atom_refs(void *ctx, const struct tux3_atom *a)
 	return 0;
 }
 
+static void report_ns(void *ctx, enum tux3_ns_problem what, uint64_t inum,
+		      uint64_t dir, uint64_t have, uint64_t want)
+{
+	(void)ctx;
+	fprintf(stderr, "namespace problem %d: inode %llu dir %llu have %llu "
+		"want %llu\n", (int)what, (unsigned long long)inum,
+		(unsigned long long)dir, (unsigned long long)have,
+		(unsigned long long)want);
+}
+
 /* The volume equals the model, and block ownership is exact. */
 static void compare(struct tux3_volume *vol)
 {
@@ -179,6 +189,7 @@ static void compare(struct tux3_volume *vol)
 		CHECK_EQ(have, want);
 	}
 	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	CHECK_EQ(tux3_check_namespace(vol, report_ns, NULL), 0);
 	/* each name's atom counts the inodes that use it; unused atoms are
 	 * freed (a later use may take them from the free list) */
 	unsigned refs[NXNAMES] = { 0 }, uses[NXNAMES] = { 0 };
@@ -709,6 +720,27 @@ TEST(xattr_limits)
 
 TEST(orphans) { orphan_case(false); }
 TEST(orphans_across_unify) { orphan_case(true); }
+
+/* The namespace checker sees a wrong link count and a dangling entry. */
+TEST(namespace_check_finds_damage)
+{
+	const char *path = make_volume(12, 16 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	tux3_ino_t f, g;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0644, 0, 0, &f), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "g", 1, 0644, 0, 0, &g), 0);
+	CHECK_EQ(tux3_check_namespace(vol, report_ns, NULL), 0);
+	/* an inode that claims two links but has one name */
+	struct inode inode;
+	CHECK_EQ(inode_load(vol, f, &inode), 0);
+	inode.nlink = 2;
+	CHECK_EQ(inode_store(vol, &inode), 0);
+	inode_free(&inode);
+	/* an entry whose inode is gone */
+	CHECK_EQ(inode_delete(vol, g), 0);
+	CHECK_EQ(tux3_check_namespace(vol, NULL, NULL), 2);
+	tux3_close(vol);
+}
 
 int main(void)
 {
