@@ -68,8 +68,10 @@ static int unify(struct tux3_volume *vol)
 	/* the cycle's orphans into the otree (deletions first) */
 	if ((err = orphan_unify(vol)))
 		return err;
-	/* a new cycle: this commit's log blocks are its first */
+	/* a new cycle: this commit's log blocks are its first; the blocks of
+	 * the cycle replay loaded are retired (relogged above) */
 	vol->super.logcount = 0;
+	log_forget_loaded(vol);
 	r = (struct logrec){ .code = LOG_DELTA };
 	return log_append(vol, &r);
 }
@@ -124,6 +126,8 @@ int delta_commit(struct tux3_volume *vol, bool force_unify)
 	blockset_free(&vol->fresh);
 	vol->delta_open = false;
 	vol->super_dirty = false;
+	if (vol->on_commit)
+		vol->on_commit(vol, vol->commit_ctx);
 	return 0;
 }
 

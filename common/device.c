@@ -126,6 +126,8 @@ int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 	const uint8_t *p = buf;
 	if (dev->readonly)
 		return -EROFS;	/* belt and braces: the fd is O_RDONLY too */
+	if (dev->on_write)
+		dev->on_write(dev->hook_ctx, off, len);
 	while (len) {
 		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
 		if (n < 0) {

@@ -52,6 +52,9 @@ extern const uint8_t tux3_magic_2014[8];
 struct device {
 	int fd;
 	bool readonly;
+	/* test hook: called before every write (no cost when unset) */
+	void (*on_write)(void *ctx, uint64_t offset, size_t len);
+	void *hook_ctx;
 	bool blockdev;
 	uint64_t size;		/* bytes */
 	char *path;
@@ -599,6 +602,9 @@ struct tux3_volume {
 	uint64_t alloc_cursor;		/* after the last block allocated */
 	struct open_ref *open;		/* open handles per inode */
 	unsigned nopen;
+	/* test hook: called after each commit point (no cost when unset) */
+	void (*on_commit)(struct tux3_volume *vol, void *ctx);
+	void *commit_ctx;
 	unsigned commit_bound;		/* commit when a delta logs this many
 					 * records' worth of changes */
 	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
@@ -699,10 +705,13 @@ int bitmap_flush(struct tux3_volume *vol);
 uint64_t balloc_dir_goal(struct tux3_volume *vol);
 /* commit.c */
 int delta_commit(struct tux3_volume *vol, bool force_unify);
+/* check.c: blocks the committed state's on-disk contents matter for */
+int committed_map(struct tux3_volume *vol, uint8_t **map);
 
 /* replay.c */
 int defer_unify_add(struct tux3_volume *vol, uint64_t block, uint32_t count);
 int replay_load_log(struct tux3_volume *vol);
+void log_forget_loaded(struct tux3_volume *vol);
 int replay_stage1(struct tux3_volume *vol);
 int replay_stage2(struct tux3_volume *vol);
 

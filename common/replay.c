@@ -449,3 +449,16 @@ int replay_stage2(struct tux3_volume *vol)
 	}
 	return 0;
 }
+
+/* After a unify the chain loaded at open is no longer the log: forget it
+ * (its blocks were relogged as frees).  Log blocks written since the open
+ * are tracked on the unify list, not here. */
+void log_forget_loaded(struct tux3_volume *vol)
+{
+	for (unsigned i = 0; i < vol->logcount && vol->log; i++)
+		free(vol->log[i].data);
+	free(vol->log);
+	vol->log = NULL;
+	vol->logcount = 0;
+	vol->unify_index = -1;
+}

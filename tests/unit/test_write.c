@@ -60,6 +60,57 @@ static const char *make_volume(unsigned bits, uint64_t bytes)
 	return scratch_path();
 }
 
+/*
+ * The write-ordering lint: between two commit points, no write may land
+ * on a block whose contents the last committed state depends on (the
+ * superblock aside, which is the commit point itself).
+ */
+static bool lint_enabled;
+static uint8_t *lint_map;
+static unsigned lint_bits;
+static uint64_t lint_volblocks, lint_reserved;
+static unsigned lint_violations;
+
+static void lint_commit(struct tux3_volume *vol, void *ctx)
+{
+	(void)ctx;
+	free(lint_map);
+	lint_map = NULL;
+	CHECK_EQ(committed_map(vol, &lint_map), 0);
+}
+
+static void lint_write(void *ctx, uint64_t off, size_t len)
+{
+	(void)ctx;
+	uint64_t first = off >> lint_bits, last = (off + len - 1) >> lint_bits;
+	if (first < lint_reserved) {
+		/* only the superblock area may be written there */
+		if (off < 4096 || off + len > 8192) {
+			fprintf(stderr, "lint: write at byte %llu in the "
+				"reserved area\n", (unsigned long long)off);
+			lint_violations++;
+		}
+		return;
+	}
+	for (uint64_t b = first; b <= last && b < lint_volblocks; b++) {
+		if (lint_map && (lint_map[b >> 3] >> (b & 7)) & 1) {
+			fprintf(stderr, "lint: block %llu of the committed "
+				"state overwritten\n", (unsigned long long)b);
+			lint_violations++;
+		}
+	}
+}
+
+static void lint_install(struct tux3_volume *vol)
+{
+	lint_bits = vol->blockbits;
+	lint_volblocks = vol->volblocks;
+	lint_reserved = vol->reserved_blocks;
+	vol->dev.on_write = lint_write;
+	vol->on_commit = lint_commit;
+	lint_commit(vol, NULL);
+}
+
 /* A reopen loses every handle: orphans are released by the open. */
 static void model_drop_handles(void)
 {
@@ -90,6 +141,8 @@ static struct tux3_volume *reopen(struct tux3_volume *vol, const char *path,
 	if (err)
 		fprintf(stderr, "reopen: %s\n", msg);
 	CHECK_EQ(err, 0);
+	if (lint_enabled)
+		lint_install(nv);
 	return nv;
 }
 
@@ -541,6 +594,15 @@ TEST(model_4k)    { for (unsigned i = 0; i < soak(); i++) run(12, 32 << 20, 200 
 TEST(model_16k)   { for (unsigned i = 0; i < soak(); i++) run(14, 64 << 20, 300 + i, 300); }
 /* volumes the reference cannot use, but ours must handle */
 TEST(model_64k)   { for (unsigned i = 0; i < soak(); i++) run(16, 128 << 20, 400 + i, 200); }
+
+/* Every write of a long random run keeps the committed state intact. */
+TEST(lint_commit_never_overwrites)
+{
+	lint_enabled = true;
+	run(12, 32 << 20, 777, 600);
+	run(9, 8 << 20, 778, 400);
+	CHECK_EQ(lint_violations, 0);
+}
 
 /* Closing without a commit loses exactly the uncommitted delta. */
 TEST(uncommitted_delta_is_lost)
