@@ -33,6 +33,7 @@ PKGS_MKFS  = blkid uuid
 LIB_SRC   = $(wildcard common/*.c)
 DEBUG_SRC = $(wildcard debugfs/*.c)
 MKFS_SRC  = $(wildcard mkfs/*.c)
+FSCK_SRC  = $(wildcard fsck/*.c)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
@@ -46,6 +47,9 @@ $(1)/debugfs/%.o: debugfs/%.c common/*.h debugfs/*.h | deps
 $(1)/mkfs/%.o: mkfs/%.c common/*.h | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_MKFS)) -c $$< -o $$@
+$(1)/fsck/%.o: fsck/%.c common/*.h | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
 $(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
 	rm -f $$@
 	ar rcs $$@ $$^
@@ -53,13 +57,15 @@ $(1)/tux3debug: $$(patsubst %.c,$(1)/%.o,$$(DEBUG_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DEBUG))
 $(1)/mkfs.tux3: $$(patsubst %.c,$(1)/%.o,$$(MKFS_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
+$(1)/fsck.tux3: $$(patsubst %.c,$(1)/%.o,$$(FSCK_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^
 $(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -Itests/unit -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 \
+$(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt)
 endef
@@ -100,6 +106,7 @@ install: $(BUILD)-all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/tux3debug $(DESTDIR)$(SBINDIR)/tux3debug
 	install -m 755 $(BUILD)/mkfs.tux3 $(DESTDIR)$(SBINDIR)/mkfs.tux3
+	install -m 755 $(BUILD)/fsck.tux3 $(DESTDIR)$(SBINDIR)/fsck.tux3
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
 
 clean:

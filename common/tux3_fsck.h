@@ -1,0 +1,109 @@
+/*
+ * libtux3 check engine: the passes of fsck.tux3 (common/fsck*.c).
+ *
+ * The engine opens the volume, runs numbered passes on top of the walker
+ * and the checkers (tux3_walk, tux3_check_namespace, tux3_check_alloc) and
+ * hands every problem found to the caller, who answers whether to fix it.
+ * Repairs go through the library's own commit path: they gather in one
+ * delta, committed with a unify at the end (so a crash during repair
+ * leaves either the old or the repaired volume).  The library never
+ * prints.
+ *
+ * Passes (numbers as in issue 4; the missing ones are reserved):
+ *   1 superblock    (open without replay: magic, geometry, roots, extension)
+ *   2 log           (log chain and records, replay into memory)
+ *   3 trees         (every node and leaf through the walker)
+ *   5 directories   (tux3_check_namespace: entries, types, reachability,
+ *                    directories under two names, link counts)
+ *   7 orphans       (pending orphans are normal: reported, released on repair)
+ *   8 free space    (tux3_check_alloc against the live bitmap, replay
+ *                    allocation conflicts)
+ */
+#ifndef TUX3_FSCK_H
+#define TUX3_FSCK_H
+
+#include "tux3.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TUX3_FSCK_PASSES 9	/* pass numbers 1..9 */
+
+/* One entry of the problem table. */
+struct tux3_fsck_problem_def {
+	const char *code;	/* e.g. "PASS8_BLOCK_LEAKED" */
+	unsigned pass;
+	const char *message;	/* template, see tux3_fsck_problem.text */
+	int preen_ok;		/* -p may fix it without asking */
+	const char *fix;	/* what a yes does; NULL: cannot be fixed */
+};
+
+/* The whole table, terminated by a NULL code. */
+const struct tux3_fsck_problem_def *tux3_fsck_problem_table(void);
+
+/* One problem found. */
+struct tux3_fsck_problem {
+	const struct tux3_fsck_problem_def *def;
+	char text[600];		/* the message with its values filled in */
+	uint64_t block, count, inum, dir, have, want;
+	int fixable;		/* this instance can be fixed (def->fix and
+				 * the volume is open for repair) */
+};
+
+/* What the caller gets.  All optional but problem. */
+struct tux3_fsck_ops {
+	/* A pass begins / ends. */
+	void (*pass_begin)(void *ctx, unsigned pass, const char *title);
+	void (*pass_end)(void *ctx, unsigned pass);
+	/* A problem: return 1 to fix it, 0 to leave it, <0 to abort the run
+	 * (nothing is committed). Called with fixable 0 too (answer ignored
+	 * unless <0). */
+	int (*problem)(void *ctx, const struct tux3_fsck_problem *p);
+	/* Information that is not a problem (pending orphans, replay). */
+	void (*info)(void *ctx, unsigned pass, const char *text);
+	/* Progress within a pass: current of max units. */
+	void (*progress)(void *ctx, unsigned pass, uint64_t current,
+			 uint64_t max);
+	/* Polled between steps: non-zero cancels the run (nothing is
+	 * committed, the volume stays as it was). */
+	int (*cancelled)(void *ctx);
+};
+
+struct tux3_fsck_result {
+	unsigned found;		/* problems reported */
+	unsigned fixed;		/* repaired (committed) */
+	unsigned unfixed;	/* left as they were */
+	int modified;		/* the volume was written (repairs, orphans) */
+	int cancelled;		/* stopped by ops->cancelled */
+	int aborted;		/* stopped by a problem callback < 0 */
+	unsigned orphans;	/* pending orphans met (released if repair) */
+	uint64_t files, blocks, usedblocks;	/* for the summary line */
+};
+
+enum tux3_fsck_mode {
+	TUX3_FSCK_CHECK,	/* read-only: the device is never written */
+	TUX3_FSCK_REPAIR,	/* open for writing, fix what the caller wants */
+};
+
+/*
+ * Run every pass.  Returns 0 when the passes ran (problems or not: see
+ * res), or a negative errno for an operational error (device cannot be
+ * opened, out of memory, a write failed) with the reason in errbuf.
+ * A volume that is not Tux3 or whose superblock or log cannot be used is
+ * not an operational error: it is a problem of pass 1 or 2, and the run
+ * stops there.
+ */
+int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
+		  const struct tux3_fsck_ops *ops, void *ctx,
+		  struct tux3_fsck_result *res, char *errbuf, size_t errlen);
+
+/* Skip test for fsck without -f: 1 if the volume carries our extension
+ * record and its seal matches the live superblock (no foreign commit
+ * since our last write), 0 if it must be checked, <0 on open error. */
+int tux3_fsck_sealed(const char *path, struct tux3_fsck_result *summary);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
