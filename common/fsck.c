@@ -438,17 +438,19 @@ static void alloc_problem(void *ctx, uint64_t block, uint64_t count,
 
 static void pass8_conflicts(struct fsck *f)
 {
-	unsigned n = tux3_warning_count(f->vol);
+	unsigned n = tux3_replay_conflict_count(f->vol);
 	for (unsigned i = 0; i < n && !f->stop; i++) {
-		const char *w = tux3_warning(f->vol, i);
-		const char *at = w ? strstr(w, " of block ") : NULL;
-		uint64_t block, count;
-		if (!at || sscanf(at, " of block %" SCNu64 " count %" SCNu64,
-				  &block, &count) != 2)
-			continue;	/* not a replay conflict */
-		if (problem(f, P8_REPLAY_CONFLICT, true, block, count, 0, 0, 0,
-			    0, w))
-			fixed(f, fsck_bitmap_touch(f->vol, block, count));
+		const struct replay_conflict *c = tux3_replay_conflict(f->vol, i);
+		char w[200];
+		snprintf(w, sizeof(w), "log block %" PRIu64 " offset %u: "
+			 "block %" PRIu64 " (%" PRIu64 " block%s) %s",
+			 c->logblock, c->offset, c->block, c->count,
+			 c->count == 1 ? "" : "s",
+			 c->set ? "already allocated (double allocation)" :
+			 "already free (double free)");
+		if (problem(f, P8_REPLAY_CONFLICT, true, c->block, c->count, 0,
+			    0, 0, 0, w))
+			fixed(f, fsck_bitmap_touch(f->vol, c->block, c->count));
 	}
 }
 

@@ -585,6 +585,9 @@ struct tux3_volume {
 	struct orphan_set log_orphans;	/* ORPHAN_ADD not cancelled */
 	struct orphan_set otree_deletes; /* ORPHAN_DEL of otree entries */
 	uint64_t replay_conflicts;	/* bitmap conflicts met by replay */
+#define REPLAY_CONFLICTS_KEPT 1024
+	struct replay_conflict conflicts[REPLAY_CONFLICTS_KEPT];
+	unsigned nconflicts;		/* the first ones, for fsck */
 	struct extent_list defer_free;	/* freed by the delta being built */
 	/* the write path (RDWR) */
 	struct wlog wlog;		/* records of the open delta */

@@ -381,6 +381,15 @@ static int apply_bits(struct tux3_volume *vol, struct logblk *lb,
 				 r->offset, "replay of %s failed",
 				 log_code_name(r->code));
 	if (conflicts) {
+		if (vol->nconflicts < REPLAY_CONFLICTS_KEPT) {
+			struct replay_conflict *c =
+				&vol->conflicts[vol->nconflicts++];
+			c->block = block;
+			c->count = count;
+			c->set = set;
+			c->logblock = lb->blocknr;
+			c->offset = r->offset;
+		}
 		vol_warn(vol, "log block %" PRIu64 " offset %u: %s of block %"
 			 PRIu64 " count %" PRIu64 ": %s (%" PRId64 " block%s)",
 			 lb->blocknr, r->offset,

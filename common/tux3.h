@@ -93,6 +93,19 @@ void tux3_clear_error(struct tux3_volume *vol);
 unsigned tux3_warning_count(const struct tux3_volume *vol);
 const char *tux3_warning(const struct tux3_volume *vol, unsigned i);
 
+/* Allocation conflicts replay met (a record setting a bit already set,
+ * or clearing a clear one): the first 1024 of them. */
+struct replay_conflict {
+	tux3_block_t block;
+	uint64_t count;
+	int set;		/* 1: already allocated, 0: double free */
+	tux3_block_t logblock;	/* the record's log block ... */
+	unsigned offset;	/* ... and offset */
+};
+unsigned tux3_replay_conflict_count(const struct tux3_volume *vol);
+const struct replay_conflict *tux3_replay_conflict(
+	const struct tux3_volume *vol, unsigned i);
+
 /* Geometry and superblock */
 struct tux3_super_info {
 	uint8_t magic[8];

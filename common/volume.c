@@ -320,3 +320,14 @@ int64_t vol_now(const struct tux3_volume *vol)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
+unsigned tux3_replay_conflict_count(const struct tux3_volume *vol)
+{
+	return vol->nconflicts;
+}
+
+const struct replay_conflict *tux3_replay_conflict(
+	const struct tux3_volume *vol, unsigned i)
+{
+	return i < vol->nconflicts ? &vol->conflicts[i] : NULL;
+}
