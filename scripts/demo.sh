@@ -3,7 +3,7 @@
 # file, populate it from a directory tree (this repository's own sources
 # and docs, plus a sparse file, a symlink and a hard link), check it,
 # and read it back: manifest, restore with rdump, compare with the source.
-# (A diagram comes with tux3dot, fsck.tux3 replaces `check` later.)
+# (A diagram comes with tux3dot.)
 set -eu
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +28,10 @@ echo
 echo "== superblock"
 "$dbg" -R super "$img"
 echo
-echo "== block ownership check (every block owned once, bitmap agrees)"
+echo "== fsck.tux3 -fn (read-only full check)"
+"$top/$build/fsck.tux3" -fn "$img"
+echo
+echo "== block ownership and namespace check (tux3debug check)"
 "$dbg" -R check "$img"
 echo
 echo "== ls -l /"
