@@ -90,10 +90,12 @@ check-asan: build-asan-all
 	@sh tests/run.sh build-asan
 
 # Long random runs of the write-path model test (SOAK=N rounds per block
-# size, default 200), on the sanitizer build.
+# size, default 200) and SOAK*10 fsck mutations, on the sanitizer build.
 SOAK ?= 200
 soak: build-asan-all
 	@TUX3_SOAK=$(SOAK) TUX3_SCRATCH=$${TMPDIR:-/tmp} build-asan/tests/unit/test_write
+	@FSCK_MUTATIONS=$$(( $(SOAK) * 10 )) TUX3_SCRATCH=$${TMPDIR:-/tmp} \
+		sh tests/scripts/fsck_mutate.sh build-asan | grep -v '^PASS'
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)

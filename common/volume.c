@@ -156,6 +156,38 @@ static int volume_ready_to_write(struct tux3_volume *vol)
 	return err;
 }
 
+/*
+ * Without replay the on-disk trees may not be usable yet: bnodes reach
+ * the disk only at a unify, so between unifies the superblock can name a
+ * root the log has yet to build.  That is the format, not damage: the
+ * open goes on, with what could not be read reported as warnings (the
+ * commands that need those trees then fail naming the block).
+ */
+static int volume_load_noreplay(struct tux3_volume *vol)
+{
+	char text[400];
+	int err = bitmap_init(vol);
+	if (!err)
+		err = count_free_ondisk(vol);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		vol_warn(vol, "free space unknown without replay: %s",
+			 tux3_error_text(vol, text, sizeof(text)));
+		tux3_clear_error(vol);
+		vol->freeblocks = 0;
+	}
+	err = orphans_resolve(vol);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		vol_warn(vol, "orphans unknown without replay: %s",
+			 tux3_error_text(vol, text, sizeof(text)));
+		tux3_clear_error(vol);
+	}
+	return 0;
+}
+
 static int volume_load(struct tux3_volume *vol)
 {
 	int err = dev_pread(&vol->dev, vol->sbraw, TUX3_SB_LEN, TUX3_SB_OFFSET);
@@ -175,11 +207,8 @@ static int volume_load(struct tux3_volume *vol)
 	if (!vol->scratch)
 		return -ENOMEM;
 
-	if (vol->mode == TUX3_OPEN_NOREPLAY) {
-		if ((err = bitmap_init(vol)) || (err = count_free_ondisk(vol)))
-			return err;
-		return orphans_resolve(vol);
-	}
+	if (vol->mode == TUX3_OPEN_NOREPLAY)
+		return volume_load_noreplay(vol);
 	if ((err = replay_load_log(vol)) || (err = replay_stage1(vol)) ||
 	    (err = bitmap_init(vol)) || (err = replay_stage2(vol)) ||
 	    (err = orphans_resolve(vol)))
