@@ -19,6 +19,8 @@
 # The golden tests need TUX3_ORACLE_DIR and TUX3_ORACLE_SRC (SKIP lines
 # without them); the ext4 tests need mkfs.ext4 and blkid.
 set -u
+T=mkfs
+. "$(dirname "$0")/lib/report.sh"
 build=${1:-build}
 mkfs=$build/mkfs.tux3
 dbg=$build/tux3debug
@@ -32,16 +34,9 @@ if ! command -v python3 >/dev/null 2>&1 || ! command -v cmp >/dev/null 2>&1; the
 	exit 0
 fi
 
-if [ -n "${TUX3_SCRATCH:-}" ]; then
-	work=$(mktemp -d "$TUX3_SCRATCH/mkfs.XXXXXX")
-else
-	work=$(mktemp -d /tmp/tux3-mkfs.XXXXXX)
-fi
-trap 'rm -rf "$work"' EXIT INT TERM
+scratch_dir
 mkfs_abs=$(cd "$(dirname "$mkfs")" && pwd)/mkfs.tux3
 
-pass() { echo "PASS mkfs/$1"; }
-fail() { echo "FAIL mkfs/$1${2:+: $2}"; }
 check() {	# check NAME CONDITION-EXIT-STATUS [why]
 	if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "${3:-}"; fi
 }

@@ -26,6 +26,7 @@
 # them), ns mtimes, 3000 entries in one directory; as root also char and
 # block devices and files owned by 1000:1000 (SKIP lines otherwise).
 set -u
+. "$(dirname "$0")/lib/report.sh"
 build=${1:-build}
 mkfs=$build/mkfs.tux3
 dbg=$build/tux3debug
@@ -42,16 +43,8 @@ for tool in python3 cmp diff; do
 	fi
 done
 
-if [ -n "${TUX3_SCRATCH:-}" ]; then
-	work=$(mktemp -d "$TUX3_SCRATCH/mkfs_populate.XXXXXX")
-else
-	work=$(mktemp -d /tmp/tux3-mkfs_populate.XXXXXX)
-fi
-trap 'rm -rf "$work"' EXIT INT TERM
+scratch_dir
 
-pass() { echo "PASS $T/$1"; }
-fail() { echo "FAIL $T/$1${2:+: $2}"; }
-skip() { echo "SKIP $T/$1${2:+: $2}"; }
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 
 root=0

@@ -16,6 +16,8 @@
 # Needs TUX3_ORACLE_DIR (decompressed images) and TUX3_ORACLE_SRC (the
 # manifests and info files); prints SKIP lines without them.
 set -u
+T=oracle
+. "$(dirname "$0")/lib/report.sh"
 build=${1:-build}
 dbg=$build/tux3debug
 
@@ -34,15 +36,8 @@ for tool in python3 sha256sum cmp; do
 	fi
 done
 
-if [ -n "${TUX3_SCRATCH:-}" ]; then
-	work=$(mktemp -d "$TUX3_SCRATCH/oracle.XXXXXX")
-else
-	work=$(mktemp -d /tmp/tux3-oracle.XXXXXX)
-fi
-trap 'rm -rf "$work"' EXIT INT TERM
+scratch_dir
 
-pass() { echo "PASS oracle/$1"; }
-fail() { echo "FAIL oracle/$1${2:+: $2}"; }
 
 # ---- helpers in python3 ----
 cat > "$work/fp.py" <<'EOF'

@@ -1,0 +1,13 @@
+# Shared by the scripted tests (sourced, not run: tests/run.sh runs only
+# tests/scripts/*.sh).  Set T to the test's prefix before sourcing.
+#   pass NAME, fail NAME [WHY], skip NAME WHY: the result lines run.sh counts
+#   scratch_dir: a private directory under $TUX3_SCRATCH (or /tmp) in $work,
+#                removed on exit
+pass() { echo "PASS $T/$1"; }
+fail() { echo "FAIL $T/$1${2:+: $2}"; }
+skip() { echo "SKIP $T/$1${2:+: $2}"; }
+
+scratch_dir() {
+	work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/$T.XXXXXX")
+	trap 'rm -rf "$work"' EXIT INT TERM
+}
