@@ -1,14 +1,115 @@
 /*
- * Repair primitives of the check engine (common/fsck_repair.c), used by
- * common/fsck.c only.  They work on a volume opened
- * TUX3_OPEN_RDWR_NORECOVER and made writable by fsck_begin_write(), and
- * gather their changes in the open delta; fsck_commit() commits it with
- * a unify, so the on-disk bitmap and countmap are rewritten.
+ * Internals of the check engine (common/fsck*.c): the run state, the
+ * problem codes, reporting helpers, the passes and the repair primitives.
+ * One file per pass:
+ *   fsck_problem.c  the problem table and reporting
+ *   fsck.c          the run: opening, the pass table, the commit
+ *   fsck_super.c    pass 1  superblock and extension record
+ *   fsck_log.c      pass 2  log chain and records, replay
+ *   fsck_tree.c     pass 3  tree nodes and leaves, shadow map
+ *   fsck_inode.c    pass 4  inodes: attributes, sizes, extents, owners
+ *   fsck_dir.c      pass 5  directories, connectivity, link counts
+ *   fsck_atom.c     pass 6  xattr atoms
+ *   fsck_orphan.c   pass 7  orphans
+ *   fsck_space.c    pass 8  bitmap, countmap, superblock counters
+ *   fsck_repair.c   repair primitives shared by the passes
+ * Repairs work on a volume opened TUX3_OPEN_RDWR_NORECOVER and made
+ * writable by fsck_begin_write(); they gather in the open delta and
+ * fsck_commit() commits it with a unify.
  */
 #ifndef TUX3_FSCK_INTERNAL_H
 #define TUX3_FSCK_INTERNAL_H
 
+#include <stdarg.h>
 #include "internal.h"
+#include "tux3_fsck.h"
+#include "tux3_walk.h"
+
+/* Problem codes: one per entry of the table in fsck_problem.c. */
+enum fsck_problem_id {
+	/* pass 1 */
+	P1_SUPER_BAD, P1_SUPER_WARNING, P1_EXT_BAD, P1_FEATURES,
+	/* pass 2 */
+	P2_LOG_BAD, P2_REPLAY_FAILED,
+	/* pass 3 */
+	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD,
+	/* pass 4 */
+	P4_INODE_BAD, P4_ATTR_DUP, P4_MODE_BAD, P4_SIZE_SHORT, P4_DTREE_BAD,
+	P4_EXTENT_OUTSIDE, P4_EXTENT_SHARED, P4_DIR_SIZE, P4_SYMLINK_BAD,
+	P4_SPECIAL_DATA,
+	/* pass 5 */
+	P5_DANGLING, P5_TYPE, P5_DIR_TWICE, P5_UNREACHABLE, P5_NLINK,
+	P5_DIR_UNREADABLE, P5_NO_ROOT, P5_ENTRY_BAD, P5_LOST_FOUND,
+	/* pass 6 */
+	P6_DICT_BAD, P6_REFCOUNT, P6_UNKNOWN_ATOM, P6_REVERSE, P6_FREE_LIST,
+	/* pass 7 */
+	P7_ORPHAN_LINKED, P7_ORPHAN_GONE,
+	/* pass 8 */
+	P8_LEAKED, P8_FREE_IN_USE, P8_SHARED, P8_OUTSIDE, P8_REPLAY_CONFLICT,
+	P8_COUNTMAP, P8_FREEBLOCKS, P8_USEDINODES,
+	P_COUNT
+};
+
+/* The run. */
+struct fsck {
+	const char *path;
+	struct tux3_volume *vol;	/* open from pass 2 on */
+	enum tux3_fsck_mode mode;
+	const struct tux3_fsck_ops *ops;
+	void *ctx;
+	struct tux3_fsck_result *res;
+	unsigned pass;
+	int stop;		/* <0 aborted, >0 cancelled */
+	int err;		/* first operational error of a repair */
+	bool unusable;		/* the volume cannot be checked further */
+	uint64_t progress, progress_max;
+	char msg[600];		/* scratch for open errors */
+	/* state the passes hand on */
+	uint8_t *shadow;	/* pass 3/4: one bit per referenced block */
+	void *inodes;		/* pass 4: struct fsck_inodes (fsck_inode.c) */
+};
+
+/* Where a problem is; what the caller sees besides the text. */
+struct fsck_at {
+	uint64_t block, count, inum, dir, have, want;
+};
+#define FSCK_AT(...) (&(const struct fsck_at){ __VA_ARGS__ })
+
+/* Report problem id with the table's message filled from the varargs.
+ * Returns 1 if the caller wants it fixed and it can be (fixable, the
+ * table has a fix and the run is a repair), else 0. */
+int fsck_problem(struct fsck *f, unsigned id, bool fixable,
+		 const struct fsck_at *at, ...);
+void fsck_info(struct fsck *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A repair's outcome: counts it fixed, or keeps the first error. */
+void fsck_fixed(struct fsck *f, int err);
+void fsck_progress(struct fsck *f, uint64_t cur, uint64_t max);
+/* Polls the caller; true when the run must stop. */
+bool fsck_cancelled(struct fsck *f);
+static inline bool fsck_repairing(const struct fsck *f)
+{
+	return f->mode != TUX3_FSCK_CHECK;
+}
+
+/* Opening errors that mean damage (a problem), not an operational
+ * failure of the device (fsck_super.c). */
+bool fsck_open_damage(int err);
+
+/* The passes: 0 to go on, <0 operational error.  A pass that finds the
+ * volume unusable sets f->unusable and returns 0. */
+int fsck_pass1(struct fsck *f);
+int fsck_pass2(struct fsck *f);
+int fsck_pass3(struct fsck *f);
+int fsck_pass4(struct fsck *f);
+int fsck_pass5(struct fsck *f);
+int fsck_pass6(struct fsck *f);
+int fsck_pass7(struct fsck *f);
+int fsck_pass8(struct fsck *f);
+/* Frees what the passes kept in struct fsck. */
+void fsck_inode_state_free(struct fsck *f);
+
+/* ---- repair primitives (fsck_repair.c) ---- */
 
 /* The repair open: like TUX3_OPEN_RDWR, but accepts a replay that met
  * allocation conflicts (fsck repairs them) and keeps the orphans for

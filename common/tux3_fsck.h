@@ -9,15 +9,18 @@
  * leaves either the old or the repaired volume).  The library never
  * prints.
  *
- * Passes (numbers as in issue 4; the missing ones are reserved):
+ * Passes (one file each, see fsck_internal.h):
  *   1 superblock    (open without replay: magic, geometry, roots, extension)
  *   2 log           (log chain and records, replay into memory)
- *   3 trees         (every node and leaf through the walker)
- *   5 directories   (tux3_check_namespace: entries, types, reachability,
- *                    directories under two names, link counts)
+ *   3 trees         (inode and orphan tree nodes and leaves)
+ *   4 inodes        (attributes, modes, sizes, data trees and extents,
+ *                    blocks with two owners)
+ *   5 directories   (entries, types, reachability, directories under two
+ *                    names, link counts)
+ *   6 atoms         (xattr atom dictionary, refcounts, reverse map)
  *   7 orphans       (pending orphans are normal: reported, released on repair)
- *   8 free space    (tux3_check_alloc against the live bitmap, replay
- *                    allocation conflicts)
+ *   8 free space    (bitmap against every reference, countmap, counters)
+ *   9 versions      (reserved for snapshots)
  */
 #ifndef TUX3_FSCK_H
 #define TUX3_FSCK_H
@@ -84,6 +87,8 @@ struct tux3_fsck_result {
 enum tux3_fsck_mode {
 	TUX3_FSCK_CHECK,	/* read-only: the device is never written */
 	TUX3_FSCK_REPAIR,	/* open for writing, fix what the caller wants */
+	TUX3_FSCK_REPAIR_MOUNTED_RO,	/* repair, while a read-only user
+					 * keeps the volume open */
 };
 
 /*

@@ -43,6 +43,25 @@ struct tux3_attr_desc {
 	const char *name;
 };
 
+/* Where a structure that failed validation sits (tux3_walk_ops.site_error):
+ * what a checker needs to name the problem and to decide its repair. */
+enum tux3_walk_site {
+	TUX3_SITE_ROOT,		/* a tree's root pointer (bad depth) */
+	TUX3_SITE_NODE,		/* a tree index node (bnode) */
+	TUX3_SITE_LEAF,		/* a tree leaf (ileaf, oleaf, dleaf) */
+	TUX3_SITE_INODE,	/* an inode's attributes */
+	TUX3_SITE_DIRENT,	/* a directory's entries */
+};
+
+struct tux3_walk_error {
+	const struct tux3_error *err;
+	enum tux3_walk_site site;
+	enum tux3_tree tree;	/* ROOT, NODE and LEAF */
+	tux3_ino_t owner;	/* the inode it belongs to (0: itree/otree) */
+	int level;		/* NODE and LEAF: 0 = root */
+	tux3_block_t block;	/* NODE and LEAF; TUX3_NONE otherwise */
+};
+
 struct tux3_walk_ops {
 	int (*super)(void *ctx, const struct tux3_super_info *sb);
 	int (*logblock)(void *ctx, unsigned index, tux3_block_t block,
@@ -64,6 +83,8 @@ struct tux3_walk_ops {
 	int (*orphan)(void *ctx, tux3_ino_t ino, int in_otree);
 	/* a structure failed validation; the walk skips it and goes on */
 	int (*error)(void *ctx, const struct tux3_error *err);
+	/* the same with the site; when set, called instead of .error */
+	int (*site_error)(void *ctx, const struct tux3_walk_error *err);
 };
 
 /* Returns 0, the first callback's negative value, or -EUCLEAN if any

@@ -19,8 +19,9 @@ struct walk {
 	uint64_t *keys, *children;
 };
 
-/* A validation error: report it, forget it, go on. */
-static int contain(struct walk *w, int err)
+/* A validation error at a site: report it, forget it, go on. */
+static int contain_at(struct walk *w, int err,
+		      const struct tux3_walk_error *site)
 {
 	if (err >= 0)
 		return err;
@@ -30,9 +31,42 @@ static int contain(struct walk *w, int err)
 	if (!w->vol->error.err)
 		vol_error(w->vol, err, TUX3_NONE, w->inum, TUX3_NONE, "%s",
 			  strerror(-err));
-	int r = w->ops->error ? w->ops->error(w->ctx, &w->vol->error) : 0;
+	int r = 0;
+	if (w->ops->site_error) {
+		struct tux3_walk_error e = *site;
+		e.err = &w->vol->error;
+		r = w->ops->site_error(w->ctx, &e);
+	} else if (w->ops->error) {
+		r = w->ops->error(w->ctx, &w->vol->error);
+	}
 	tux3_clear_error(w->vol);
 	return r < 0 ? r : 0;
+}
+
+/* An inode's attributes or entries failed validation. */
+static int contain(struct walk *w, int err, enum tux3_walk_site site)
+{
+	struct tux3_walk_error e = {
+		.site = site, .tree = TUX3_TREE_ITREE, .owner = w->inum,
+		.block = TUX3_NONE,
+	};
+	return contain_at(w, err, &e);
+}
+
+static enum tux3_tree tree_of(const struct btree *bt);
+
+/* A tree's root was refused before any node was read: btree_traverse
+ * returned -EUCLEAN with the error still pending (nodes report through
+ * visit_bad, which clears it). */
+static int contain_root(struct walk *w, struct btree *bt, int err)
+{
+	if (err != -EUCLEAN || !w->vol->error.err)
+		return err;
+	struct tux3_walk_error e = {
+		.site = TUX3_SITE_ROOT, .tree = tree_of(bt),
+		.owner = bt->owner, .block = TUX3_NONE,
+	};
+	return contain_at(w, err, &e);
 }
 
 static int walk_log(struct walk *w)
@@ -113,8 +147,13 @@ static int visit_bnode(void *ctx, struct btree *bt, int level,
 static int visit_bad(void *ctx, struct btree *bt, int level, uint64_t blocknr,
 		     int err)
 {
-	(void)bt; (void)level; (void)blocknr;
-	return contain(ctx, err);
+	struct tux3_walk_error e = {
+		.site = level == (int)bt->root.depth - 1 ? TUX3_SITE_LEAF :
+			TUX3_SITE_NODE,
+		.tree = tree_of(bt), .owner = bt->owner, .level = level,
+		.block = blocknr,
+	};
+	return contain_at(ctx, err, &e);
 }
 
 static int leaf_callback(struct walk *w, struct btree *bt, uint64_t blocknr,
@@ -183,7 +222,8 @@ static int walk_inode_data(struct walk *w, struct inode *inode)
 	int err = 0;
 
 	if (w->ops->attr)
-		err = contain(w, iattr_decode(vol, inode, visit_attr, w));
+		err = contain(w, iattr_decode(vol, inode, visit_attr, w),
+			      TUX3_SITE_INODE);
 	if (err < 0 || !inode->dtree)
 		return err;
 	if (r.direct) {
@@ -193,14 +233,15 @@ static int walk_inode_data(struct walk *w, struct inode *inode)
 	} else {
 		struct btree bt = { .vol = vol, .root = r, .ops = &dtree_ops,
 				    .owner = inode->inum };
-		err = btree_traverse(&bt, &dvisit, w);
+		err = contain_root(w, &bt, btree_traverse(&bt, &dvisit, w));
 		if (err == -EUCLEAN)
 			err = 0;	/* already reported through .bad */
 	}
 	if (err < 0)
 		return err;
 	if (S_ISDIR(inode->mode) && w->ops->dirent)
-		err = contain(w, dir_iterate(vol, inode, visit_dirent, w));
+		err = contain(w, dir_iterate(vol, inode, visit_dirent, w),
+			      TUX3_SITE_DIRENT);
 	return err;
 }
 
@@ -227,7 +268,7 @@ static int visit_ileaf(void *ctx, struct btree *bt, uint64_t blocknr,
 		w->inum = ibase + k;
 		r = inode_from_blob(vol, ibase + k, blob, len, blocknr, &inode);
 		if (r) {
-			if ((r = contain(w, r)) < 0)
+			if ((r = contain(w, r, TUX3_SITE_INODE)) < 0)
 				return r;
 			continue;
 		}
@@ -296,13 +337,13 @@ int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	if ((r = walk_log(&w)) < 0)
 		goto out;
 	struct btree it = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
-	r = btree_traverse(&it, &ivisit, &w);
+	r = contain_root(&w, &it, btree_traverse(&it, &ivisit, &w));
 	if (r < 0 && r != -EUCLEAN)
 		goto out;
 	if (vol->super.oroot) {
 		struct btree ot = { .vol = vol, .root = vol->oroot,
 				    .ops = &otree_ops };
-		r = btree_traverse(&ot, &ovisit, &w);
+		r = contain_root(&w, &ot, btree_traverse(&ot, &ovisit, &w));
 		if (r < 0 && r != -EUCLEAN)
 			goto out;
 	}

@@ -6,6 +6,7 @@
 # script applied to an image made by mkfs.tux3 -d from a small tree, then
 # fsck.tux3 -fy must print expect.1 (exit code last) and a second run
 # expect.2 (clean, exit 0).  FSCK_TUX3_UPDATE=1 rewrites the expect files.
+# A corrupt script gets: tux3debug, the image, the build directory.
 #   sh tests/scripts/fsck.sh BUILD
 set -u
 build=${1:-build}
@@ -126,7 +127,7 @@ for d in tests/fsck/*/; do
 	n=$(basename "$d")
 	img=$work/c.img
 	cp "$base" "$img"
-	if ! sh "$d/corrupt" "$dbg" "$img" > "$work/out" 2>&1; then
+	if ! sh "$d/corrupt" "$dbg" "$img" "$build" > "$work/out" 2>&1; then
 		fail "case-$n" "corrupt failed: $(head -2 "$work/out")"; continue
 	fi
 	sum=$(sha256sum < "$img")

@@ -1,0 +1,181 @@
+/*
+ * Pass 5: directories from the root (tux3_check_namespace): entries
+ * naming inodes that exist, entry types, every inode reachable (else
+ * connected to /lost+found), no directory under two names, link counts.
+ * Structural repairs come first; link counts are counted again after
+ * them.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "fsck_internal.h"
+
+struct nsprob {
+	enum tux3_ns_problem what;
+	uint64_t inum, dir, have, want;
+};
+
+struct nslist {
+	struct fsck *f;
+	struct nsprob *v;
+	size_t n, cap;
+	bool overflow;
+	bool only_nlink;	/* second round: link counts only */
+};
+
+#define NS_MAX_PROBLEMS (1u << 20)
+
+static void ns_collect(void *ctx, enum tux3_ns_problem what, uint64_t inum,
+		       uint64_t dir, uint64_t have, uint64_t want)
+{
+	struct nslist *l = ctx;
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		void *v = ncap <= NS_MAX_PROBLEMS ?
+			  realloc(l->v, ncap * sizeof(*l->v)) : NULL;
+		if (!v) {
+			l->overflow = true;
+			return;
+		}
+		l->v = v;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = (struct nsprob){ what, inum, dir, have, want };
+}
+
+static bool unreachable_named(struct fsck *f, struct nslist *l,
+			      uint64_t inum)
+{
+	/* named by another unreachable directory: it comes back with it */
+	for (size_t i = 0; i < l->n; i++) {
+		struct nsprob *p = &l->v[i];
+		struct tux3_stat st;
+		if (p->what != TUX3_NS_UNREACHABLE || p->inum == inum)
+			continue;
+		if (tux3_stat(f->vol, p->inum, &st) || !S_ISDIR(st.mode)) {
+			tux3_clear_error(f->vol);
+			continue;
+		}
+		if (fsck_dir_names(f->vol, p->inum, inum) > 0)
+			return true;
+		tux3_clear_error(f->vol);
+	}
+	return false;
+}
+
+/* The table's message for each namespace problem takes its own values. */
+static int report(struct fsck *f, unsigned id, const struct nsprob *p)
+{
+	const struct fsck_at *at = FSCK_AT(.inum = p->inum, .dir = p->dir,
+					   .have = p->have, .want = p->want);
+	switch (id) {
+	case P5_DANGLING:
+		return fsck_problem(f, id, true, at, p->dir, p->inum);
+	case P5_TYPE:
+		return fsck_problem(f, id, true, at, p->dir, p->inum, p->have,
+				    p->want);
+	case P5_DIR_TWICE:
+		return fsck_problem(f, id, true, at, p->inum, p->dir);
+	case P5_UNREACHABLE:
+		return fsck_problem(f, id, true, at, p->inum, p->have);
+	case P5_NLINK:
+		return fsck_problem(f, id, true, at, p->inum, p->have, p->want);
+	case P5_DIR_UNREADABLE:
+		return fsck_problem(f, id, true, at, p->inum);
+	default:
+		return fsck_problem(f, id, true, at);
+	}
+}
+
+/* One round: report, and fix unless deferred. Returns structural fixes. */
+static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
+{
+	struct nslist l = { .f = f };
+	int structural = 0;
+	int err = tux3_check_namespace(f->vol, ns_collect, &l);
+	if (err < 0) {
+		free(l.v);
+		return err;
+	}
+	/* structural problems first; link counts after them */
+	for (int phase = 0; phase < 2 && !f->stop; phase++) {
+		for (size_t i = 0; i < l.n && !f->stop; i++) {
+			struct nsprob *p = &l.v[i];
+			bool is_nlink = p->what == TUX3_NS_NLINK;
+			if (is_nlink != (phase == 1))
+				continue;
+			if (nlink_only && !is_nlink)
+				continue;
+			unsigned id;
+			switch (p->what) {
+			case TUX3_NS_DANGLING: id = P5_DANGLING; break;
+			case TUX3_NS_TYPE: id = P5_TYPE; break;
+			case TUX3_NS_DIR_TWICE: id = P5_DIR_TWICE; break;
+			case TUX3_NS_UNREACHABLE: id = P5_UNREACHABLE; break;
+			case TUX3_NS_NLINK: id = P5_NLINK; break;
+			case TUX3_NS_UNREADABLE: id = P5_DIR_UNREADABLE; break;
+			default: id = P5_NO_ROOT; break;
+			}
+			/* a link count found with structural repairs pending
+			 * is counted again in the next round */
+			if (is_nlink && structural) {
+				*nlink_deferred = true;
+				continue;
+			}
+			if (!report(f, id, p))
+				continue;
+			int r = 0;
+			switch (p->what) {
+			case TUX3_NS_DANGLING:
+				r = fsck_dir_remove_inum(f->vol, p->dir,
+							 p->inum, false);
+				break;
+			case TUX3_NS_TYPE:
+				r = fsck_dir_retype(f->vol, p->dir, p->inum,
+						    (unsigned)p->want);
+				break;
+			case TUX3_NS_DIR_TWICE:
+				r = fsck_dir_remove_inum(f->vol, p->dir,
+							 p->inum, true);
+				break;
+			case TUX3_NS_UNREACHABLE:
+				if (unreachable_named(f, &l, p->inum))
+					r = 0;
+				else
+					r = fsck_connect_lost(f->vol, p->inum);
+				break;
+			case TUX3_NS_NLINK:
+				r = fsck_set_nlink(f->vol, p->inum,
+						   (uint32_t)p->want);
+				break;
+			default:
+				break;
+			}
+			fsck_fixed(f, r);
+			if (r < 0)
+				tux3_clear_error(f->vol);
+			else if (!is_nlink)
+				structural++;
+		}
+	}
+	if (l.overflow)
+		fsck_problem(f, P3_STRUCT_BAD, false, NULL,
+			     "too many namespace problems: the rest are not "
+			     "listed");
+	free(l.v);
+	return structural;
+}
+
+int fsck_pass5(struct fsck *f)
+{
+	bool deferred = false;
+	int s = ns_round(f, false, &deferred);
+	/* after structural repairs the link counts are counted again; a
+	 * third round catches what the second's repairs changed */
+	for (int round = 0; s > 0 && round < 2 && !f->stop; round++) {
+		deferred = false;
+		s = ns_round(f, round == 0 ? true : false, &deferred);
+	}
+	return s < 0 ? s : 0;
+}

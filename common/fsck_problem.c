@@ -1,0 +1,216 @@
+/*
+ * The problem table of the check engine, e2fsck's way: every problem has
+ * a code, a message template, whether preen (-p) may fix it unasked, and
+ * what a yes does (NULL: it cannot be fixed).  The template is a printf
+ * format; the pass that reports the problem passes its values, in the
+ * order the template names them (every number is a uint64_t, "%s" a
+ * string).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include "fsck_internal.h"
+
+#define U PRIu64
+
+static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
+	/* ---- pass 1: superblock ---- */
+	[P1_SUPER_BAD] = { "PASS1_SUPER_BAD", 1,
+		"superblock unusable: %s", 0, NULL },
+	[P1_SUPER_WARNING] = { "PASS1_SUPER_WARNING", 1,
+		"superblock: %s", 0, NULL },
+	[P1_EXT_BAD] = { "PASS1_EXTENSION_BAD", 1,
+		"extension record: %s", 1, "rewrite the extension record" },
+	[P1_FEATURES] = { "PASS1_FEATURES", 1,
+		"unknown incompatible feature flags %#" PRIx64, 0, NULL },
+	/* ---- pass 2: log ---- */
+	[P2_LOG_BAD] = { "PASS2_LOG_BAD", 2,
+		"log damaged: %s", 0,
+		"discard the log (back to the last unify)" },
+	[P2_REPLAY_FAILED] = { "PASS2_REPLAY_FAILED", 2,
+		"log replay failed: %s", 0,
+		"discard the log (back to the last unify)" },
+	/* ---- pass 3: trees ---- */
+	[P3_STRUCT_BAD] = { "PASS3_STRUCT_BAD", 3,
+		"invalid structure: %s", 0, NULL },
+	[P3_NODE_BAD] = { "PASS3_NODE_BAD", 3,
+		"%s tree index node %" U ": %s", 0,
+		"cut the node's subtree out of the tree" },
+	[P3_LEAF_BAD] = { "PASS3_LEAF_BAD", 3,
+		"%s tree leaf %" U ": %s", 0, "cut the leaf out of the tree" },
+	/* ---- pass 4: inodes ---- */
+	[P4_INODE_BAD] = { "PASS4_INODE_BAD", 4,
+		"inode %" U ": attributes unreadable: %s", 0,
+		"clear the inode" },
+	[P4_ATTR_DUP] = { "PASS4_ATTR_DUPLICATE", 4,
+		"inode %" U ": attribute %s appears twice", 0,
+		"keep the first" },
+	[P4_MODE_BAD] = { "PASS4_MODE_BAD", 4,
+		"inode %" U ": mode %#" PRIo64 " has no valid file type", 0,
+		"clear the inode" },
+	[P4_SIZE_SHORT] = { "PASS4_SIZE_SHORT", 4,
+		"inode %" U ": size is %" U ", but its data reaches %" U, 1,
+		"set the size" },
+	[P4_DTREE_BAD] = { "PASS4_DTREE_BAD", 4,
+		"inode %" U ": data tree block %" U ": %s", 0,
+		"clear the file's data" },
+	[P4_EXTENT_OUTSIDE] = { "PASS4_EXTENT_OUTSIDE", 4,
+		"inode %" U ": extent %" U "+%" U " at logical block %" U
+		" lies beyond the volume", 0, "remove the extent" },
+	[P4_EXTENT_SHARED] = { "PASS4_EXTENT_SHARED", 4,
+		"inode %" U ": blocks %" U "+%" U " also belong to %s", 0,
+		"give the inode its own copy" },
+	[P4_DIR_SIZE] = { "PASS4_DIR_SIZE", 4,
+		"directory inode %" U ": size %" U " is not a whole number "
+		"of blocks", 1, "round the size up" },
+	[P4_SYMLINK_BAD] = { "PASS4_SYMLINK_BAD", 4,
+		"symlink inode %" U ": %s", 0, "clear the inode" },
+	[P4_SPECIAL_DATA] = { "PASS4_SPECIAL_DATA", 4,
+		"inode %" U " (%s) has data blocks", 1, "release the data" },
+	/* ---- pass 5: directories ---- */
+	[P5_DANGLING] = { "PASS5_DANGLING_ENTRY", 5,
+		"directory %" U " has an entry naming inode %" U
+		", which does not exist", 1, "remove the entry" },
+	[P5_TYPE] = { "PASS5_ENTRY_TYPE", 5,
+		"directory %" U ": entry for inode %" U " has type %" U
+		", the inode's is %" U, 1, "set the entry type from the inode" },
+	[P5_DIR_TWICE] = { "PASS5_DIR_TWICE", 5,
+		"directory inode %" U " has a second name in directory %" U,
+		0, "remove the second name" },
+	[P5_UNREACHABLE] = { "PASS5_UNREACHABLE", 5,
+		"inode %" U " (link count %" U ") is not reachable from the "
+		"root", 0, "connect it to /lost+found" },
+	[P5_NLINK] = { "PASS5_LINK_COUNT", 5,
+		"inode %" U ": link count is %" U ", should be %" U, 1,
+		"set the link count" },
+	[P5_DIR_UNREADABLE] = { "PASS5_DIR_UNREADABLE", 5,
+		"directory inode %" U " cannot be read", 0, NULL },
+	[P5_NO_ROOT] = { "PASS5_NO_ROOT", 5,
+		"the root directory (inode 63) is missing or not a directory",
+		0, NULL },
+	[P5_ENTRY_BAD] = { "PASS5_ENTRY_BAD", 5,
+		"directory %" U " block %" U ": %s", 0,
+		"clear the damaged entries" },
+	[P5_LOST_FOUND] = { "PASS5_LOST_FOUND", 5,
+		"/lost+found is not a directory", 0, NULL },
+	/* ---- pass 6: atoms ---- */
+	[P6_DICT_BAD] = { "PASS6_DICT_BAD", 6,
+		"atom dictionary: %s", 0, NULL },
+	[P6_REFCOUNT] = { "PASS6_REFCOUNT", 6,
+		"atom %" U " (%s): reference count is %" U ", %" U
+		" uses found", 1, "set the reference count" },
+	[P6_UNKNOWN_ATOM] = { "PASS6_UNKNOWN_ATOM", 6,
+		"inode %" U ": xattr names atom %" U ", which is not in the "
+		"dictionary", 0, "remove the xattr" },
+	[P6_REVERSE] = { "PASS6_REVERSE_MAP", 6,
+		"atom %" U ": %s", 1, "rewrite the reverse map entry" },
+	[P6_FREE_LIST] = { "PASS6_FREE_LIST", 6,
+		"free-atom list: %s", 1, "rebuild the free list" },
+	/* ---- pass 7: orphans ---- */
+	[P7_ORPHAN_LINKED] = { "PASS7_ORPHAN_LINKED", 7,
+		"orphan record for inode %" U ", which has %" U " links", 1,
+		"remove the orphan record" },
+	[P7_ORPHAN_GONE] = { "PASS7_ORPHAN_GONE", 7,
+		"orphan record for inode %" U ", which does not exist", 1,
+		"remove the orphan record" },
+	/* ---- pass 8: free space ---- */
+	[P8_LEAKED] = { "PASS8_BLOCK_LEAKED", 8,
+		"block %" U " is marked in use but nothing references it",
+		1, "clear its bitmap bit" },
+	[P8_FREE_IN_USE] = { "PASS8_BLOCK_FREE_IN_USE", 8,
+		"block %" U " is referenced but free in the bitmap", 1,
+		"set its bitmap bit" },
+	[P8_SHARED] = { "PASS8_BLOCK_SHARED", 8,
+		"block %" U " is referenced twice", 0, NULL },
+	[P8_OUTSIDE] = { "PASS8_BLOCK_OUTSIDE", 8,
+		"blocks %" U "+%" U " referenced beyond the volume", 0, NULL },
+	[P8_REPLAY_CONFLICT] = { "PASS8_REPLAY_CONFLICT", 8,
+		"the bitmap disagrees with the log: %s", 1,
+		"rewrite the bitmap from the replayed state" },
+	[P8_COUNTMAP] = { "PASS8_COUNTMAP", 8,
+		"group %" U ": countmap says %" U " blocks used, the bitmap %"
+		U, 1, "set the group count" },
+	[P8_FREEBLOCKS] = { "PASS8_FREEBLOCKS", 8,
+		"free block count is %" U ", should be %" U, 1,
+		"set the free block count" },
+	[P8_USEDINODES] = { "PASS8_USEDINODES", 8,
+		"used inode count is %" U ", should be %" U, 1,
+		"set the used inode count" },
+	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
+};
+
+const struct tux3_fsck_problem_def *tux3_fsck_problem_table(void)
+{
+	return table;
+}
+
+int fsck_problem(struct fsck *f, unsigned id, bool fixable,
+		 const struct fsck_at *at, ...)
+{
+	static const struct fsck_at none;
+	struct tux3_fsck_problem p;
+	va_list ap;
+
+	if (f->stop || id >= P_COUNT)
+		return 0;
+	if (!at)
+		at = &none;
+	p = (struct tux3_fsck_problem){
+		.def = &table[id], .block = at->block, .count = at->count,
+		.inum = at->inum, .dir = at->dir, .have = at->have,
+		.want = at->want,
+		.fixable = fixable && table[id].fix && fsck_repairing(f),
+	};
+	va_start(ap, at);
+	vsnprintf(p.text, sizeof(p.text), table[id].message, ap);
+	va_end(ap);
+	f->res->found++;
+	int yes = f->ops->problem ? f->ops->problem(f->ctx, &p) : 0;
+	if (yes < 0) {
+		f->stop = -1;
+		f->res->aborted = 1;
+		return 0;
+	}
+	if (yes && p.fixable)
+		return 1;
+	f->res->unfixed++;
+	return 0;
+}
+
+void fsck_info(struct fsck *f, const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+	if (!f->ops->info)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	f->ops->info(f->ctx, f->pass, buf);
+}
+
+void fsck_fixed(struct fsck *f, int err)
+{
+	if (err < 0) {
+		f->res->unfixed++;
+		if (!f->err)
+			f->err = err;
+		return;
+	}
+	f->res->fixed++;
+	f->res->modified = 1;
+}
+
+void fsck_progress(struct fsck *f, uint64_t cur, uint64_t max)
+{
+	if (f->ops->progress)
+		f->ops->progress(f->ctx, f->pass, cur, max);
+}
+
+bool fsck_cancelled(struct fsck *f)
+{
+	if (!f->stop && f->ops->cancelled && f->ops->cancelled(f->ctx)) {
+		f->stop = 1;
+		f->res->cancelled = 1;
+	}
+	return f->stop != 0;
+}
