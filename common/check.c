@@ -152,12 +152,17 @@ int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 
 /* ---- the namespace: links, types, reachability ---- */
 
+/*
+ * 16 bytes per inode >= 63 (the inode table's order, so a binary search
+ * finds one): the inode number (48 bits), its entry type, the orphan
+ * flag, the names of a directory (saturating at 3: more than one is a
+ * problem), its link count, and the names of a non-directory or the
+ * subdirectories of a directory.
+ */
 struct nsnode {
-	uint64_t inum;
-	uint32_t mode, nlink;
-	uint32_t names;		/* directory entries naming it */
-	uint32_t subdirs;	/* for a directory: entries that are dirs */
-	bool orphan;
+	uint64_t inum:48, dtype:4, orphan:1, dirnames:2;
+	uint32_t nlink;
+	uint32_t count;
 };
 
 struct nscheck {
@@ -170,13 +175,18 @@ struct nscheck {
 	unsigned depth;
 };
 
+static bool ns_isdir(const struct nsnode *n)
+{
+	return n->dtype == TUX3_DT_DIR;
+}
+
 static int ns_inode(void *ctx, const struct tux3_stat *st,
 		    tux3_block_t leafblock, unsigned bloblen)
 {
 	struct nscheck *c = ctx;
 	(void)leafblock; (void)bloblen;
 	if (st->ino < TUX3_ROOT_INO)
-		return 0;	/* internal inodes have no names */
+		return 1;	/* internal inodes have no names */
 	if (c->count == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 1024;
 		void *n = realloc(c->v, ncap * sizeof(*c->v));
@@ -185,9 +195,10 @@ static int ns_inode(void *ctx, const struct tux3_stat *st,
 		c->v = n;
 		c->cap = ncap;
 	}
-	c->v[c->count++] = (struct nsnode){ .inum = st->ino, .mode = st->mode,
-		.nlink = st->nlink, .orphan = st->orphan };
-	return 0;
+	c->v[c->count++] = (struct nsnode){ .inum = st->ino & (TUX3_KEY_LIMIT - 1),
+		.dtype = inode_dtype(st->mode) & 15, .orphan = st->orphan,
+		.nlink = st->nlink };
+	return 1;	/* names only: no need for its data tree */
 }
 
 /* The walker visits the inode table in order: a binary search works. */
@@ -231,27 +242,42 @@ static int ns_entry(void *ctx, const struct dirent_info *d)
 		ns_problem(c, TUX3_NS_DANGLING, d->inum, w->dir->inum, 0, 0);
 		return 0;
 	}
-	if (d->type != inode_dtype(n->mode))
+	if (d->type != n->dtype)
 		ns_problem(c, TUX3_NS_TYPE, d->inum, w->dir->inum, d->type,
-			   inode_dtype(n->mode));
-	n->names++;
-	if (S_ISDIR(n->mode)) {
-		w->dir->subdirs++;
-		if (n->names > 1) {	/* a directory under two names */
-			ns_problem(c, TUX3_NS_DIR_TWICE, d->inum, w->dir->inum,
-				   n->names, 1);
-			return 0;
-		}
-		if (w->nsub == w->capsub) {
-			size_t ncap = w->capsub ? w->capsub * 2 : 16;
-			uint64_t *s = realloc(w->subdirs, ncap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			w->subdirs = s;
-			w->capsub = ncap;
-		}
-		w->subdirs[w->nsub++] = d->inum;
+			   n->dtype);
+	if (!ns_isdir(n)) {
+		if (n->count < UINT32_MAX)
+			n->count++;
+		return 0;
 	}
+	w->dir->count++;
+	if (n->dirnames < 3)
+		n->dirnames++;
+	if (n->dirnames > 1) {	/* a directory under two names */
+		ns_problem(c, TUX3_NS_DIR_TWICE, d->inum, w->dir->inum,
+			   n->dirnames, 1);
+		return 0;
+	}
+	if (w->nsub == w->capsub) {
+		size_t ncap = w->capsub ? w->capsub * 2 : 16;
+		uint64_t *s = realloc(w->subdirs, ncap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		w->subdirs = s;
+		w->capsub = ncap;
+	}
+	w->subdirs[w->nsub++] = d->inum;
+	return 0;
+}
+
+/* A damaged directory block: reported, the walk goes on. */
+static int ns_bad_block(void *ctx, const struct tux3_error *e,
+			uint64_t logical, uint64_t blocknr)
+{
+	struct ns_dir *w = ctx;
+	uint64_t pos = e->offset != TUX3_NONE ? e->offset :
+		       logical << w->c->vol->blockbits;
+	ns_problem(w->c, TUX3_NS_ENTRY_BAD, 0, w->dir->inum, pos, blocknr);
 	return 0;
 }
 
@@ -268,7 +294,7 @@ static int ns_dir(struct nscheck *c, struct nsnode *dir)
 		ns_problem(c, TUX3_NS_UNREADABLE, dir->inum, 0, 0, 0);
 		return 0;
 	}
-	err = dir_iterate(c->vol, &inode, ns_entry, &w);
+	err = dir_iterate_salvage(c->vol, &inode, ns_entry, ns_bad_block, &w);
 	inode_free(&inode);
 	if (err < 0 && err != -ENOMEM) {
 		tux3_clear_error(c->vol);
@@ -294,23 +320,24 @@ int tux3_check_namespace(struct tux3_volume *vol, tux3_ns_fn fn, void *ctx)
 	if (err < 0 && err != -EUCLEAN)
 		goto out;
 	struct nsnode *root = ns_find(&c, TUX3_ROOT_INO);
-	if (!root || !S_ISDIR(root->mode)) {
+	if (!root || !ns_isdir(root)) {
 		ns_problem(&c, TUX3_NS_NO_ROOT, TUX3_ROOT_INO, 0, 0, 0);
 		err = 0;
 		goto out;
 	}
-	root->names = 1;	/* the root is named by the volume */
+	root->dirnames = 1;	/* the root is named by the volume */
 	if ((err = ns_dir(&c, root)) < 0)
 		goto out;
 	for (size_t i = 0; i < c.count; i++) {
 		struct nsnode *n = &c.v[i];
-		if (!n->names) {
+		bool named = ns_isdir(n) ? n->dirnames : n->count;
+		if (!named) {
 			if (!n->orphan)
 				ns_problem(&c, TUX3_NS_UNREACHABLE, n->inum, 0,
 					   n->nlink, 0);
 			continue;
 		}
-		uint64_t want = S_ISDIR(n->mode) ? 2 + n->subdirs : n->names;
+		uint64_t want = ns_isdir(n) ? 2 + (uint64_t)n->count : n->count;
 		if (n->nlink != want)
 			ns_problem(&c, TUX3_NS_NLINK, n->inum, 0, n->nlink,
 				   want);

@@ -72,6 +72,7 @@ struct dir_walk {
 	struct tux3_volume *vol;
 	const struct inode *dir;
 	dirent_fn fn;
+	dirent_bad_fn bad;	/* NULL: the first bad block ends the walk */
 	void *ctx;
 	uint8_t *buf;
 };
@@ -93,6 +94,12 @@ static int dir_extent(void *ctx, const struct extent *x)
 					     logical << vol->blockbits,
 					     x->physical + i, w->dir->inum,
 					     w->fn, w->ctx);
+		if (r == -EUCLEAN && w->bad) {
+			/* report the block and go on with the next one */
+			r = w->bad(w->ctx, &vol->error, logical,
+				   x->physical + i);
+			tux3_clear_error(vol);
+		}
 		if (r)
 			return r;
 	}
@@ -104,7 +111,21 @@ int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 {
 	unsigned bs = vol->blocksize;
 	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
-	struct dir_walk w = { vol, dir, fn, ctx, malloc(bs) };
+	struct dir_walk w = { vol, dir, fn, NULL, ctx, malloc(bs) };
+
+	if (!w.buf)
+		return -ENOMEM;
+	int r = filemap_walk(vol, dir, 0, nblocks, dir_extent, &w);
+	free(w.buf);
+	return r;
+}
+
+int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
+			dirent_fn fn, dirent_bad_fn bad, void *ctx)
+{
+	unsigned bs = vol->blocksize;
+	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
+	struct dir_walk w = { vol, dir, fn, bad, ctx, malloc(bs) };
 
 	if (!w.buf)
 		return -ENOMEM;

@@ -14,6 +14,7 @@
 struct nsprob {
 	enum tux3_ns_problem what;
 	uint64_t inum, dir, have, want;
+	char *why;		/* TUX3_NS_ENTRY_BAD: the damage */
 };
 
 struct nslist {
@@ -41,7 +42,17 @@ static void ns_collect(void *ctx, enum tux3_ns_problem what, uint64_t inum,
 		l->v = v;
 		l->cap = ncap;
 	}
-	l->v[l->n++] = (struct nsprob){ what, inum, dir, have, want };
+	char *why = NULL;
+	if (what == TUX3_NS_ENTRY_BAD)	/* the error is still pending */
+		why = strdup(tux3_last_error(l->f->vol)->what);
+	l->v[l->n++] = (struct nsprob){ what, inum, dir, have, want, why };
+}
+
+static void ns_free(struct nslist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].why);
+	free(l->v);
 }
 
 static bool unreachable_named(struct fsck *f, struct nslist *l,
@@ -83,9 +94,48 @@ static int report(struct fsck *f, unsigned id, const struct nsprob *p)
 		return fsck_problem(f, id, true, at, p->inum, p->have, p->want);
 	case P5_DIR_UNREADABLE:
 		return fsck_problem(f, id, true, at, p->inum);
+	case P5_ENTRY_BAD:
+		at = FSCK_AT(.dir = p->dir, .block = p->want, .count = 1);
+		return fsck_problem(f, id, true, at, p->dir, p->want,
+				    p->why ? p->why : "damaged entry");
 	default:
 		return fsck_problem(f, id, true, at);
 	}
+}
+
+/*
+ * Unreachable inodes go to /lost+found.  A /lost+found that is not a
+ * directory is moved aside (lost+found.INUM) so the repair can make one;
+ * false if there is none to use.
+ */
+static bool lost_found_usable(struct fsck *f, struct nslist *l)
+{
+	static const char lf[] = "lost+found";
+	struct tux3_stat st;
+	tux3_ino_t ino;
+	bool unreachable = false;
+	for (size_t i = 0; i < l->n && !unreachable; i++)
+		unreachable = l->v[i].what == TUX3_NS_UNREACHABLE;
+	if (!unreachable)
+		return true;
+	if (tux3_lookup(f->vol, TUX3_ROOT_INO, lf, sizeof(lf) - 1, &ino) ||
+	    tux3_stat(f->vol, ino, &st)) {
+		tux3_clear_error(f->vol);
+		return true;	/* made when needed */
+	}
+	if (S_ISDIR(st.mode))
+		return true;
+	if (!fsck_problem(f, P5_LOST_FOUND, true, FSCK_AT(.inum = ino)))
+		return false;
+	char aside[40];
+	int n = snprintf(aside, sizeof(aside), "lost+found.%" PRIu64, ino);
+	int err = tux3_rename(f->vol, TUX3_ROOT_INO, lf, sizeof(lf) - 1,
+			      TUX3_ROOT_INO, aside, (size_t)n,
+			      TUX3_RENAME_NOREPLACE);
+	fsck_fixed(f, err);
+	if (err)
+		tux3_clear_error(f->vol);
+	return !err;
 }
 
 /* One round: report, and fix unless deferred. Returns structural fixes. */
@@ -95,9 +145,10 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 	int structural = 0;
 	int err = tux3_check_namespace(f->vol, ns_collect, &l);
 	if (err < 0) {
-		free(l.v);
+		ns_free(&l);
 		return err;
 	}
+	bool lost_ok = lost_found_usable(f, &l);
 	/* structural problems first; link counts after them */
 	for (int phase = 0; phase < 2 && !f->stop; phase++) {
 		for (size_t i = 0; i < l.n && !f->stop; i++) {
@@ -115,6 +166,7 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 			case TUX3_NS_UNREACHABLE: id = P5_UNREACHABLE; break;
 			case TUX3_NS_NLINK: id = P5_NLINK; break;
 			case TUX3_NS_UNREADABLE: id = P5_DIR_UNREADABLE; break;
+			case TUX3_NS_ENTRY_BAD: id = P5_ENTRY_BAD; break;
 			default: id = P5_NO_ROOT; break;
 			}
 			/* a link count found with structural repairs pending
@@ -123,6 +175,11 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 				*nlink_deferred = true;
 				continue;
 			}
+			/* an inode named inside another unreachable directory
+			 * comes back with it: only the top one is reported */
+			if (p->what == TUX3_NS_UNREACHABLE &&
+			    unreachable_named(f, &l, p->inum))
+				continue;
 			if (!report(f, id, p))
 				continue;
 			int r = 0;
@@ -140,10 +197,15 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 							 p->inum, true);
 				break;
 			case TUX3_NS_UNREACHABLE:
-				if (unreachable_named(f, &l, p->inum))
-					r = 0;
+				if (!lost_ok) {
+					f->res->unfixed++;	/* nowhere to go */
+					continue;
+				}
 				else
 					r = fsck_connect_lost(f->vol, p->inum);
+				break;
+			case TUX3_NS_ENTRY_BAD:
+				r = fsck_dir_salvage(f->vol, p->dir, p->have);
 				break;
 			case TUX3_NS_NLINK:
 				r = fsck_set_nlink(f->vol, p->inum,
@@ -163,7 +225,7 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 		fsck_problem(f, P3_STRUCT_BAD, false, NULL,
 			     "too many namespace problems: the rest are not "
 			     "listed");
-	free(l.v);
+	ns_free(&l);
 	return structural;
 }
 

@@ -123,6 +123,9 @@ int fsck_dir_remove_inum(struct tux3_volume *vol, tux3_ino_t dir,
  * number changed. */
 int fsck_dir_retype(struct tux3_volume *vol, tux3_ino_t dir, tux3_ino_t inum,
 		    unsigned type);
+/* Cut a damaged directory block at byte position pos of dir: the
+ * records from there to the block end become one deleted record. */
+int fsck_dir_salvage(struct tux3_volume *vol, tux3_ino_t dir, uint64_t pos);
 int fsck_set_nlink(struct tux3_volume *vol, tux3_ino_t inum, uint32_t nlink);
 /* Name inum "#inum" in /lost+found (made when missing, mode 0700). */
 int fsck_connect_lost(struct tux3_volume *vol, tux3_ino_t inum);

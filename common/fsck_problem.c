@@ -89,9 +89,10 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		0, NULL },
 	[P5_ENTRY_BAD] = { "PASS5_ENTRY_BAD", 5,
 		"directory %" U " block %" U ": %s", 0,
-		"clear the damaged entries" },
+		"clear the block from the damaged entry to its end" },
 	[P5_LOST_FOUND] = { "PASS5_LOST_FOUND", 5,
-		"/lost+found is not a directory", 0, NULL },
+		"/lost+found is not a directory", 0,
+		"move it aside as /lost+found.INUM" },
 	/* ---- pass 6: atoms ---- */
 	[P6_DICT_BAD] = { "PASS6_DICT_BAD", 6,
 		"atom dictionary: %s", 0, NULL },

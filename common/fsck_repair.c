@@ -123,6 +123,54 @@ int fsck_dir_remove_inum(struct tux3_volume *vol, tux3_ino_t dirino,
 	return err < 0 ? err : (int)(c.n - (last_only && c.n ? c.n - 1 : 0));
 }
 
+/* Cut the block at off (the first damaged record; the records before it
+ * chain correctly up to off, the walk got there): from off to the end is
+ * one deleted record, or, if too little room is left for a record header,
+ * the last good record's rec_len reaches the end. */
+static int edit_cut(uint8_t *blk, unsigned bs, unsigned off, unsigned arg)
+{
+	(void)arg;
+	if (off % 8 || off >= bs)
+		return -EUCLEAN;
+	if (bs - off >= DIRENT_HEADER + 4) {
+		memset(blk + off, 0, DIRENT_HEADER);
+		unsigned len = bs - off;
+		put_be16(blk + off + 8, (uint16_t)(len == 65536 ? 65535 : len));
+		return 0;
+	}
+	unsigned prev = bs, pos = 0;
+	while (pos < off) {
+		unsigned len = be16(blk + pos + 8);
+		if (len == 65535)
+			len = 65536;
+		if (len < 16 || len % 8)
+			return -EUCLEAN;
+		prev = pos;
+		pos += len;
+	}
+	if (prev == bs || pos != off)
+		return -EUCLEAN;
+	unsigned len = bs - prev;
+	put_be16(blk + prev + 8, (uint16_t)(len == 65536 ? 65535 : len));
+	return 0;
+}
+
+int fsck_dir_salvage(struct tux3_volume *vol, tux3_ino_t dirino, uint64_t pos)
+{
+	struct inode dir;
+	int err = load_dir(vol, dirino, &dir);
+	if (err)
+		return err;
+	err = dir_edit(vol, &dir, pos, edit_cut, 0);
+	if (!err) {
+		/* the block was rewritten elsewhere: the new pointer */
+		dir.mtime = dir.ctime = vol_now(vol);
+		err = inode_store(vol, &dir);
+	}
+	inode_free(&dir);
+	return err;
+}
+
 int fsck_dir_retype(struct tux3_volume *vol, tux3_ino_t dirino,
 		    tux3_ino_t inum, unsigned type)
 {

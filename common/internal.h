@@ -456,6 +456,14 @@ int dirblock_iterate(struct tux3_volume *vol, const uint8_t *blk,
 		     tux3_ino_t dir, dirent_fn fn, void *ctx);
 int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 		dirent_fn fn, void *ctx);
+/* The same, but a block whose records fail validation is reported to bad
+ * (the error, its logical and physical block; the records before the
+ * damage were passed to fn) and the walk goes on; bad's non-zero return
+ * ends it.  For the checker. */
+typedef int (*dirent_bad_fn)(void *ctx, const struct tux3_error *err,
+			     uint64_t logical, uint64_t blocknr);
+int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
+			dirent_fn fn, dirent_bad_fn bad, void *ctx);
 /* Write side on one block of size bytes (pure; negative errno). */
 /* A fresh block: one deleted record spanning it. */
 void dirblock_init(uint8_t *blk, unsigned size);

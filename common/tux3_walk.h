@@ -127,6 +127,10 @@ enum tux3_ns_problem {
 	TUX3_NS_NLINK,		/* link count differs: have, want */
 	TUX3_NS_UNREADABLE,	/* a directory could not be read */
 	TUX3_NS_NO_ROOT,	/* inode 63 missing or not a directory */
+	TUX3_NS_ENTRY_BAD,	/* a damaged record in a directory block:
+				 * have = its byte position in dir, want =
+				 * the block (the error is still pending:
+				 * tux3_last_error) */
 };
 typedef void (*tux3_ns_fn)(void *ctx, enum tux3_ns_problem what,
 			   uint64_t inum, uint64_t dir, uint64_t have,

@@ -539,6 +539,69 @@ static int cmd_help(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
+struct extent_print {
+	FILE *out;
+	uint64_t want;		/* bmap: the logical block; UINT64_MAX: all */
+	int found;
+};
+
+static int extent_line(void *ctx, uint64_t logical, tux3_block_t physical,
+			uint64_t count, uint32_t version)
+{
+	struct extent_print *p = ctx;
+	if (p->want == UINT64_MAX) {
+		fprintf(p->out, "%12" PRIu64 " %12" PRIu64 " %8" PRIu64
+			" %7" PRIu32 "%s\n", logical, physical, count, version,
+			physical ? "" : "  (hole)");
+		return 0;
+	}
+	if (p->want >= logical && p->want - logical < count) {
+		fprintf(p->out, "%" PRIu64 "\n",
+			physical ? physical + (p->want - logical) : 0);
+		p->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* extents PATH: every extent of a file's data */
+static int cmd_extents(struct shell *sh, int argc, char **argv)
+{
+	struct extent_print p = { sh->out, UINT64_MAX, 0 };
+	tux3_ino_t ino;
+	if (argc != 2)
+		return sh_err(sh, "usage: extents PATH|<inum>");
+	if (sh_resolve(sh, argv[1], &ino))
+		return 1;
+	fprintf(sh->out, "%12s %12s %8s %7s\n", "logical", "physical",
+		"count", "version");
+	int err = tux3_map_extents(sh->vol, ino, extent_line, &p);
+	return err < 0 ? sh_volerr(sh, argv[1], err) : 0;
+}
+
+/* bmap PATH LOGICAL: the physical block of a logical block (0: hole) */
+static int cmd_bmap(struct shell *sh, int argc, char **argv)
+{
+	struct extent_print p = { sh->out, 0, 0 };
+	tux3_ino_t ino;
+	char *end;
+	if (argc != 3)
+		return sh_err(sh, "usage: bmap PATH|<inum> LOGICAL");
+	if (sh_resolve(sh, argv[1], &ino))
+		return 1;
+	errno = 0;
+	p.want = strtoull(argv[2], &end, 0);
+	if (errno || *end || !*argv[2] || argv[2][0] == '-' ||
+	    p.want == UINT64_MAX)
+		return sh_err(sh, "bmap: bad logical block '%s'", argv[2]);
+	int err = tux3_map_extents(sh->vol, ino, extent_line, &p);
+	if (err < 0)
+		return sh_volerr(sh, argv[1], err);
+	if (!p.found)
+		fprintf(sh->out, "0\n");	/* beyond the last extent */
+	return 0;
+}
+
 const struct command commands[] = {
 	/* name, aliases, group, usage, help, needs_volume, needs_write, run */
 	{ "ls", "list dir", "Files", "ls [-l] [PATH]",
@@ -550,6 +613,12 @@ const struct command commands[] = {
 	  cmd_pwd },
 	{ "stat", NULL, "Files", "stat PATH|<inum>",
 	  "show an inode: attributes, xattrs and extents", 1, 0, cmd_stat },
+	{ "extents", NULL, "Files", "extents PATH|<inum>",
+	  "list a file's extents: logical, physical, count, version", 1, 0,
+	  cmd_extents },
+	{ "bmap", NULL, "Files", "bmap PATH|<inum> LOGICAL",
+	  "print the physical block of a logical block (0: a hole)", 1, 0,
+	  cmd_bmap },
 	{ "cat", NULL, "Files", "cat PATH|<inum>",
 	  "write a file's contents to standard output", 1, 0, cmd_cat },
 	{ "dump", "dump_inode", "Files", "dump [-p] PATH HOSTFILE",

@@ -568,6 +568,11 @@ static void ns_problem(void *ctx, enum tux3_ns_problem what, uint64_t inum,
 		fprintf(sh->out, "inode %" PRIu64 ": root directory missing\n",
 			inum);
 		break;
+	case TUX3_NS_ENTRY_BAD:
+		fprintf(sh->out, "directory %" PRIu64 " block %" PRIu64
+			": damaged entry at byte %" PRIu64 ": %s\n", dir, want,
+			have, tux3_last_error(sh->vol)->what);
+		break;
 	}
 }
 

@@ -1,0 +1,17 @@
+# Helpers for the corrupt scripts of tests/fsck/NAME/ (sourced):
+# locate structures through tux3debug and the image, not fixed offsets.
+# Images here have 4096-byte blocks.
+
+# dir_block TUX3DEBUG IMAGE PATH|<inum> [LOGICAL]: the physical block
+# holding a file's logical block (default 0)
+dir_block() {
+	"$1" -R "bmap $3 ${4:-0}" "$2"
+}
+
+# entry_offset IMAGE BLOCK NAME: byte offset in BLOCK of the directory
+# record named NAME (the name follows the record's 12-byte header)
+entry_offset() {
+	dd if="$1" bs=4096 skip="$2" count=1 2>/dev/null |
+		grep -obUa -- "$3" | head -1 | cut -d: -f1 |
+		awk '{ print $1 - 12 }'
+}
