@@ -5,6 +5,7 @@
 #   make check-asan run the tests on the AddressSanitizer + UBSan build only
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
+#   make crash      the crash simulator's large set (tests/crash/large.sh)
 #   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
@@ -65,15 +66,19 @@ $(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
 $(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
-	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt)
+	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
+	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim)
 endef
 
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast soak bench demo install clean $(BUILD)-all build-asan-all
+.PHONY: all deps check check-asan check-fast soak crash bench demo install clean $(BUILD)-all build-asan-all
 
 all: $(BUILD)-all
 
@@ -96,6 +101,11 @@ soak: build-asan-all
 	@TUX3_SOAK=$(SOAK) TUX3_SCRATCH=$${TMPDIR:-/tmp} build-asan/tests/unit/test_write
 	@FSCK_MUTATIONS=$$(( $(SOAK) * 10 )) TUX3_SCRATCH=$${TMPDIR:-/tmp} \
 		sh tests/scripts/fsck_mutate.sh build-asan | grep -v '^PASS'
+
+# The full ACE set and 1000 random workloads at 4096 and 512-byte blocks
+# (CRASH_RANDOM=N, CRASH_OPS=N), through the crash simulator.
+crash: $(BUILD)-all
+	@sh tests/crash/large.sh $(BUILD)
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)

@@ -120,8 +120,10 @@ void cursor_release(struct cursor *c)
 
 /*
  * Depth-first traversal of a whole tree, for the walker.  A node that
- * fails validation is reported through visit->bad and skipped; its
- * siblings are still visited.  Returns the first error met, or the first
+ * fails validation, or is reached a second time, is reported through
+ * visit->bad_at (with where it hangs: its range, its parent and the
+ * entry there) or visit->bad, and skipped; its siblings are still
+ * visited.  Returns the first error met, or the first
  * non-zero value a callback returned (which also stops the walk).
  */
 struct traverse {
@@ -129,6 +131,8 @@ struct traverse {
 	const struct btree_visit *v;
 	void *ctx;
 	uint8_t *bufs[TUX3_MAX_DEPTH];
+	uint64_t path[TUX3_MAX_DEPTH];	/* the bnodes above the node ... */
+	unsigned index[TUX3_MAX_DEPTH];	/* ... and the entries followed */
 	struct blockset seen;
 	int err;
 };
@@ -141,10 +145,11 @@ static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 	bool leaf = level == (int)bt->root.depth - 1;
 	uint8_t *buf = t->bufs[level];
 	int err = blockset_add(&t->seen, blocknr);
+	bool twice = !err;
 
 	if (err < 0)
 		return err;
-	if (!err)
+	if (twice)
 		err = vol_error(vol, -EUCLEAN, blocknr, bt->owner, TUX3_NONE,
 				"%s: block reached twice (cycle or shared "
 				"node)", bt->ops->name);
@@ -159,6 +164,16 @@ static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 			vol->error.inum = bt->owner;
 		if (!t->err)
 			t->err = err;
+		if (t->v->bad_at) {
+			struct btree_pos pos = {
+				.level = level, .blocknr = blocknr, .lo = lo,
+				.hi = hi, .twice = twice,
+				.parent = level ? t->path[level - 1] :
+					  TUX3_NONE,
+				.index = level ? t->index[level - 1] : 0,
+			};
+			return t->v->bad_at(t->ctx, bt, &pos, err);
+		}
 		if (t->v->bad)
 			return t->v->bad(t->ctx, bt, level, blocknr, err);
 		return 0;
@@ -174,11 +189,13 @@ static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 			return r;
 	}
 	unsigned count = bnode_count(buf);
+	t->path[level] = blocknr;
 	for (unsigned i = 0; i < count; i++) {
 		/* buf is reused below this level: re-read entries each time
 		 * from our own level's buffer, which deeper calls don't touch */
 		uint64_t clo = i ? bnode_key(buf, i) : lo;
 		uint64_t chi = i + 1 < count ? bnode_key(buf, i + 1) : hi;
+		t->index[level] = i;
 		int r = traverse_node(t, level + 1, bnode_child(buf, i), clo,
 				      chi);
 		if (r)

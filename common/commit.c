@@ -36,6 +36,7 @@ static int unify(struct tux3_volume *vol)
 	int err = log_append(vol, &r);
 	if (err)
 		return err;
+	dev_mark(&vol->dev, REC_MARK_UNIFY);
 	r = (struct logrec){ .code = LOG_FREEBLOCKS,
 			     .freeblocks = vol->freeblocks };
 	if ((err = log_append(vol, &r)))
@@ -113,6 +114,7 @@ int delta_commit(struct tux3_volume *vol, bool force_unify)
 	if (vol->ident.present)
 		superext_encode(vol->sbraw, &vol->ident, &vol->super,
 				++vol->ident.seq);
+	dev_mark(&vol->dev, REC_MARK_SUPER);
 	if ((err = dev_pwrite(&vol->dev, vol->sbraw, TUX3_SB_LEN,
 			      TUX3_SB_OFFSET)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
@@ -120,6 +122,7 @@ int delta_commit(struct tux3_volume *vol, bool force_unify)
 	if ((err = dev_flush(&vol->dev)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				 "cannot flush the superblock");
+	dev_mark(&vol->dev, REC_MARK_COMMIT);
 	/* durable: what the delta freed may be reused */
 	if ((err = balloc_commit_done(vol)))
 		return err;

@@ -2,7 +2,11 @@
  * Device layer: an image file or a block device, opened read-only or
  * read-write, always under a lock so that two writers, or a writer and a
  * reader, never share a volume.  A read-only device is opened O_RDONLY,
- * so no code path can write to it.
+ * so no code path can write to it.  The one exception, fsck repairing a
+ * volume mounted read-only (TUX3_OPEN_SHARED_LOCK), is built on top of a
+ * read-only open in volume.c (dev_write_shared): that writer holds the
+ * shared lock like its read-only user, plus an OFD lock against a second
+ * such writer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +128,8 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
+	const uint64_t off0 = off;
+	const size_t len0 = len;
 	if (dev->readonly)
 		return -EROFS;	/* belt and braces: the fd is O_RDONLY too */
 	if (dev->on_write)
@@ -141,6 +147,8 @@ int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 		len -= (size_t)n;
 		off += (uint64_t)n;
 	}
+	if (dev->rec)	/* what reached the device, as it was issued */
+		rec_write(dev->rec, off0, buf, len0, false);
 	return 0;
 }
 
@@ -149,5 +157,9 @@ int dev_flush(struct device *dev)
 {
 	if (dev->readonly)
 		return 0;
-	return fdatasync(dev->fd) < 0 ? -errno : 0;
+	if (fdatasync(dev->fd) < 0)
+		return -errno;
+	if (dev->rec)
+		rec_flush(dev->rec);
+	return 0;
 }

@@ -39,6 +39,7 @@ static void fsck_free(struct fsck *f)
 	fsck_inode_state_free(f);
 	free(f->shadow);
 	f->shadow = NULL;
+	extent_list_free(&f->shield);
 	tux3_close(f->vol);
 	f->vol = NULL;
 }

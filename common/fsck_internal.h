@@ -29,19 +29,25 @@
 enum fsck_problem_id {
 	/* pass 1 */
 	P1_SUPER_BAD, P1_SUPER_WARNING, P1_EXT_BAD, P1_FEATURES,
+	P1_MAGIC, P1_BLOCKSIZE, P1_GEOMETRY, P1_VOLSIZE, P1_ROOT, P1_LOG_CHAIN,
+	P1_RO_FEATURES,
 	/* pass 2 */
-	P2_LOG_BAD, P2_REPLAY_FAILED,
+	P2_LOG_BAD, P2_REPLAY_FAILED, P2_LOGCOUNT, P2_STATE_BAD,
+	P2_LOG_PREMARK,
 	/* pass 3 */
-	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD,
+	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD, P3_NODE_ENTRIES, P3_DEPTH,
+	P3_TWICE,
 	/* pass 4 */
 	P4_INODE_BAD, P4_ATTR_DUP, P4_MODE_BAD, P4_SIZE_SHORT, P4_DTREE_BAD,
 	P4_EXTENT_OUTSIDE, P4_EXTENT_SHARED, P4_DIR_SIZE, P4_SYMLINK_BAD,
-	P4_SPECIAL_DATA,
+	P4_SPECIAL_DATA, P4_ATTR_VERSION, P4_XATTR_BAD, P4_SIZE_BIG,
+	P4_ROOT_MODE,
 	/* pass 5 */
 	P5_DANGLING, P5_TYPE, P5_DIR_TWICE, P5_UNREACHABLE, P5_NLINK,
 	P5_DIR_UNREADABLE, P5_NO_ROOT, P5_ENTRY_BAD, P5_LOST_FOUND,
 	/* pass 6 */
 	P6_DICT_BAD, P6_REFCOUNT, P6_UNKNOWN_ATOM, P6_REVERSE, P6_FREE_LIST,
+	P6_ATOM_UNUSED,
 	/* pass 7 */
 	P7_ORPHAN_LINKED, P7_ORPHAN_GONE,
 	/* pass 8 */
@@ -65,7 +71,14 @@ struct fsck {
 	uint64_t progress, progress_max;
 	char msg[600];		/* scratch for open errors */
 	/* state the passes hand on */
+	struct tux3_identity ext_ident;	/* pass 1 -> 2: the extension record
+					 * to write (P1_EXT_BAD) ... */
+	bool ext_rewrite;		/* ... when set */
 	uint8_t *shadow;	/* pass 3/4: one bit per referenced block */
+	/* from pass 4 to pass 8: blocks referenced but free in the bitmap,
+	 * held in use so that no repair allocates them; let go by
+	 * fsck_shield_off() when pass 8 begins */
+	struct extent_list shield;
 	void *inodes;		/* pass 4: struct fsck_inodes (fsck_inode.c) */
 };
 
@@ -95,6 +108,13 @@ static inline bool fsck_repairing(const struct fsck *f)
 /* Opening errors that mean damage (a problem), not an operational
  * failure of the device (fsck_super.c). */
 bool fsck_open_damage(int err);
+/* The superblock alone on the device opened read-only, decoded and
+ * checked by super_check (no extension, log or trees): cheap, for
+ * looking at the superblock's fields and the log chain.  0 and *volp;
+ * or <0 with *volp kept (its error says why) when the check failed, NULL
+ * when the device could not be read (f->msg says why). */
+int fsck_open_super(struct fsck *f, struct tux3_volume **volp);
+void fsck_close_super(struct tux3_volume *vol);
 
 /* The passes: 0 to go on, <0 operational error.  A pass that finds the
  * volume unusable sets f->unusable and returns 0. */
@@ -106,6 +126,7 @@ int fsck_pass5(struct fsck *f);
 int fsck_pass6(struct fsck *f);
 int fsck_pass7(struct fsck *f);
 int fsck_pass8(struct fsck *f);
+int fsck_shield_off(struct fsck *f);
 /* Frees what the passes kept in struct fsck. */
 void fsck_inode_state_free(struct fsck *f);
 
@@ -140,5 +161,31 @@ int fsck_bitmap_touch(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int fsck_release_orphans(struct tux3_volume *vol);
 /* Commit the repairs with a unify. */
 int fsck_commit(struct tux3_volume *vol);
+
+/* ---- repair primitives of passes 6-8 (fsck_repair_space.c) ---- */
+
+/* Read or write bytes of the atom table (inode 4); holes read as 0. */
+int fsck_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+		 unsigned len, bool write);
+/* An atom's reference count (old: its present value, so that only the
+ * halves that change are written) and reverse-map entry. */
+int fsck_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
+			   uint32_t old, uint32_t ref);
+int fsck_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
+			 uint64_t val);
+/* The free list made of every unnamed atom of at below at->count. */
+int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
+			       const struct atom_table *at);
+/* Free a named atom whose count is ref (vol->atoms must be loaded). */
+int fsck_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
+int fsck_atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
+/* Remove inum's xattrs that use atom. */
+int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
+/* Remove inum's orphan record, leaving the inode alone. */
+int fsck_orphan_forget(struct tux3_volume *vol, tux3_ino_t inum);
+/* Make the commit's unify rewrite group's countmap entry. */
+int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
+void fsck_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
+void fsck_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
 
 #endif

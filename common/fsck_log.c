@@ -1,24 +1,608 @@
 /*
  * Pass 2: the log chain and its records, replayed into memory.  From
  * here on the volume stays open (f->vol) for the other passes.
+ *
+ * The chain is read here first, on its own and tolerantly, newest block
+ * first: every block's magic and byte count, every record's code, size
+ * and block numbers, and where the log's cycle begins: the block of the
+ * delta holding the latest UNIFY, or (never unified) the block mkfs
+ * wrote, whose link is 0.  That finds a wrong logcount (the chain's cycle
+ * is shorter or longer than the superblock says) and the oldest damage.
+ * Then the volume is opened and replayed as usual.
+ *
+ * Repairing a damaged log.  Going back to the last unify (an empty log)
+ * is not safe in this format, so it is not offered:
+ *  - a leaf redirected since the unify is freed when its delta commits
+ *    (btree_edit.c leaf_cow -> bfree_deferred -> balloc_commit_done, and
+ *    replay frees LEAF_REDIRECT's old block at once), and so are data
+ *    blocks a delta frees (BFREE): the next delta may reuse them, and the
+ *    reference does (see the oracle volumes' logs: small-delta reuses
+ *    block 65 one delta after freeing it).  Only bnodes and log blocks
+ *    wait for the next unify (defer_unify_add).  So the leaves the
+ *    unified bnodes point at may have been overwritten;
+ *  - the superblock's roots are rewritten at every delta commit
+ *    (commit.c), and name bnodes that reach the disk only at the next
+ *    unify: the roots of the unified state are in the log alone.
+ * What is safe is to cut the log back to the end of the last intact
+ * delta before the damage (the state that delta's commit left), when
+ * that state can be shown to be intact: every block of it is still as
+ * that commit left it.  The damaged delta's own writes only landed on
+ * blocks free in that state (a commit never overwrites what the last
+ * committed state uses); the deltas after it could have reused blocks
+ * the damaged delta freed, so the cut is offered only when:
+ *  1. the log's blocks before the cut can all be read and replay (the
+ *     cut state is replayed in memory and must open cleanly);
+ *  2. nothing after the damaged block is unreadable (every later block
+ *     and allocation is known);
+ *  3. every block a discarded delta allocated (its records and its log
+ *     blocks) is free in the cut state: none was reused over it;
+ *  4. the cut state's tree roots are known: the superblock's, mapped
+ *     back through the discarded records that moved them, must be in use
+ *     in the cut state (a root moved by an unreadable record maps to a
+ *     block allocated after the cut, which is free there).
+ * Two smaller repairs: a logcount that disagrees with the chain's cycle
+ * is set to it, and damage in a block wholly before the unify mark
+ * (whose records replay skips) is left out by beginning the log after
+ * it.
+ *
+ * Every log repair changes only the superblock's log fields (logchain,
+ * logcount, roots), in memory: the volume is replayed from them, the
+ * run goes on on that state (what lost deltas leave behind, leaked
+ * blocks and counters, is later passes' business), and the final
+ * commit, a unify, writes the superblock and begins a new log.  So a
+ * cancelled run, or one that stops because the volume still does not
+ * open, writes nothing.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "fsck_internal.h"
 
-static int log_error(void *ctx, const struct tux3_error *e)
+#define LOG_RECORD_MAX 26	/* the largest record (BNODE_ROOT) */
+
+/* One block of the chain as read. */
+struct sblk {
+	uint64_t blocknr;
+	uint8_t *data;
+	uint64_t logchain;	/* as stored, even in a damaged header */
+	unsigned bytes;
+	bool head_ok;		/* magic and byte count */
+	bool damaged;		/* its header or a record */
+	bool partial;		/* some records could not be decoded */
+	bool starts_delta;	/* first record is DELTA */
+	bool has_unify;
+	unsigned decoded;	/* records decoded up to this offset */
+	unsigned why_off;	/* of the first damage */
+	char why[200];
+};
+
+struct scan {
+	struct sblk *b;		/* newest first */
+	unsigned n, cap;
+	int start;		/* index (newest first) of the cycle's first
+				 * block, -1 if not found */
+	char stop[200];		/* why the scan stopped short of a start */
+};
+
+static void scan_free(struct scan *s)
 {
-	struct fsck *f = ctx;
-	char buf[400];
-	size_t n = 0;
-	buf[0] = 0;
-	if (e->block != TUX3_NONE)
-		n += (size_t)snprintf(buf, sizeof(buf), "block %" PRIu64 ": ",
-				      e->block);
-	snprintf(buf + n, sizeof(buf) - n, "%s",
-		 e->what[0] ? e->what : strerror(-e->err));
-	fsck_problem(f, P2_LOG_BAD, false, FSCK_AT(.block = e->block), buf);
-	return f->stop ? -ECANCELED : 0;
+	for (unsigned i = 0; i < s->n; i++)
+		free(s->b[i].data);
+	free(s->b);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Chronological index c (0 = the cycle's first block) to the block. */
+static struct sblk *chrono(struct scan *s, unsigned c)
+{
+	return &s->b[(unsigned)s->start - c];
+}
+
+static bool record_blocks_valid(struct tux3_volume *vol,
+				const struct logrec *rec)
+{
+	uint64_t blocks[4];
+	uint32_t count;
+	unsigned n = log_record_blocks(rec, blocks, &count);
+	for (unsigned i = 0; i < n; i++)
+		if (!vol_extent_valid(vol, blocks[i], i ? 1 : count))
+			return false;
+	return true;
+}
+
+static void damage(struct sblk *b, unsigned off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void damage(struct sblk *b, unsigned off, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->damaged)
+		return;
+	b->damaged = true;
+	b->why_off = off;
+	va_start(ap, fmt);
+	vsnprintf(b->why, sizeof(b->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Header and records of one block. */
+static void scan_block(struct tux3_volume *vol, struct sblk *b)
+{
+	struct loghead head;
+	char why[128];
+
+	b->logchain = be64(b->data + 8);
+	b->decoded = LOG_HEADER_SIZE;
+	if (log_decode_head(b->data, vol->blocksize, &head, why,
+			    sizeof(why))) {
+		damage(b, 0, "%s", why);
+		b->partial = true;
+		return;
+	}
+	b->head_ok = true;
+	b->bytes = head.bytes;
+	unsigned end = LOG_HEADER_SIZE + head.bytes, off = LOG_HEADER_SIZE;
+	while (off < end) {
+		struct logrec rec;
+		char text[160];
+		unsigned size = log_decode_record(b->data, off, end, &rec);
+		if (!size) {
+			if (!log_record_size(rec.code))
+				damage(b, off, "invalid log code 0x%02x at "
+				       "offset %u", rec.code, off);
+			else
+				damage(b, off, "log record %s at offset %u "
+				       "runs past the payload end %u",
+				       log_code_name(rec.code), off, end);
+			b->partial = true;
+			break;
+		}
+		if (off == LOG_HEADER_SIZE && rec.code == LOG_DELTA)
+			b->starts_delta = true;
+		if (rec.code == LOG_UNIFY)
+			b->has_unify = true;
+		if (!record_blocks_valid(vol, &rec)) {
+			log_format_record(&rec, text, sizeof(text));
+			damage(b, off, "log record %s at offset %u: block "
+			       "range outside the volume", text, off);
+		}
+		off += size;
+	}
+	b->decoded = off;
+}
+
+/*
+ * Follow the chain from the superblock, newest first, until the cycle's
+ * first block (a block holding UNIFY begins the cycle with the first
+ * block of its delta; mkfs's block links to 0), a link out of the volume,
+ * a loop, an unreadable block or two damaged headers in a row (a damaged
+ * header's link is followed once, to find what lies behind it).
+ */
+static int scan_chain(struct tux3_volume *vol, struct scan *s)
+{
+	uint64_t chain = vol->super.logchain;
+	struct blockset seen = { 0 };
+	bool unify = false, partial = false;
+	unsigned bad_heads = 0;
+	int err = 0;
+
+	s->start = -1;
+	if (!vol->super.logcount)
+		return 0;
+	while (s->n < vol->volblocks) {
+		if (chain < vol->reserved_blocks || chain >= vol->volblocks) {
+			snprintf(s->stop, sizeof(s->stop), "log block %" PRIu64
+				 " links to block %" PRIu64 ", outside the "
+				 "volume", s->n ? s->b[s->n - 1].blocknr : 0,
+				 chain);
+			break;
+		}
+		if ((err = blockset_add(&seen, chain)) < 0)
+			break;
+		if (!err) {
+			snprintf(s->stop, sizeof(s->stop), "the log chain "
+				 "loops back to block %" PRIu64, chain);
+			err = 0;
+			break;
+		}
+		err = 0;
+		if (s->n == s->cap) {
+			unsigned ncap = s->cap ? s->cap * 2 : 16;
+			struct sblk *nb = realloc(s->b, ncap * sizeof(*nb));
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			s->b = nb;
+			s->cap = ncap;
+		}
+		struct sblk *b = &s->b[s->n];
+		memset(b, 0, sizeof(*b));
+		b->blocknr = chain;
+		if (!(b->data = malloc(vol->blocksize))) {
+			err = -ENOMEM;
+			break;
+		}
+		s->n++;
+		if (dev_pread(&vol->dev, b->data, vol->blocksize,
+			      chain << vol->blockbits)) {
+			damage(b, 0, "cannot read the block");
+			b->partial = true;
+			break;
+		}
+		scan_block(vol, b);
+		unify |= b->has_unify;
+		partial |= b->partial;
+		/* mkfs's block is unmistakable; so is the block beginning
+		 * the unify delta, as long as nothing unreadable lies between
+		 * (past damage, the superblock's count is the better guide).
+		 * A count that ends after the unify mark but before its
+		 * delta's first block is fine too: replay skips what comes
+		 * before the mark (pass 2 itself may leave it out). */
+		bool ends = s->n == vol->super.logcount;
+		if ((b->head_ok && !b->logchain) ||
+		    (partial ? ends :
+			       unify && (b->starts_delta || ends))) {
+			s->start = (int)s->n - 1;
+			break;
+		}
+		bad_heads = b->head_ok ? 0 : bad_heads + 1;
+		if (bad_heads == 2) {
+			snprintf(s->stop, sizeof(s->stop), "two damaged log "
+				 "blocks in a row");
+			break;
+		}
+		chain = b->logchain;
+	}
+	blockset_free(&seen);
+	return err;
+}
+
+/* ---- replaying a superblock of our choosing, in memory ---- */
+
+/* Where a replay of our own failed: loading the chain, applying its
+ * records, or reading what they lead to. */
+enum replay_step { STEP_OPEN, STEP_LOAD, STEP_REPLAY, STEP_BITMAP,
+		   STEP_ORPHANS };
+
+/*
+ * Open the volume without replay, then replay it as volume_load does,
+ * but with logchain, logcount and roots taken from sb: the state a
+ * repaired superblock would give, without writing anything.  On failure
+ * *volp (if not NULL) keeps the error (block, offset, text) and *step
+ * says which step failed.
+ */
+static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
+		     struct tux3_volume **volp, enum replay_step *step)
+{
+	struct tux3_volume *vol;
+	int err = tux3_open_err(f->path, TUX3_OPEN_NOREPLAY, &vol, f->msg,
+				sizeof(f->msg));
+	*volp = NULL;
+	*step = STEP_OPEN;
+	if (err)
+		return err;
+	f->msg[0] = 0;
+	if (write) {
+		/* the repair's volume: the device again, for writing under
+		 * the exclusive lock (the shared one goes first: a process
+		 * cannot hold both on two descriptions of one file) */
+		dev_close(&vol->dev);
+		err = dev_open(&vol->dev, f->path, true, f->msg,
+			       sizeof(f->msg));
+		if (err) {
+			memset(&vol->dev, 0, sizeof(vol->dev));
+			vol->dev.fd = -1;
+			tux3_close(vol);
+			return err;
+		}
+		vol->mode = TUX3_OPEN_RDWR_NORECOVER;
+	}
+	/* forget what the no-replay open built and warned about */
+	for (unsigned i = 0; i < vol->nwarnings; i++)
+		free(vol->warnings[i]);
+	vol->nwarnings = 0;
+	bitmap_free(&vol->bitmap);
+	if (vol->has_bitmap_inode)
+		inode_free(&vol->bitmap_inode);
+	vol->has_bitmap_inode = false;
+	orphan_set_free(&vol->orphans);
+	vol->super.logchain = sb->logchain;
+	vol->super.logcount = sb->logcount;
+	vol->super.iroot = sb->iroot;
+	vol->super.oroot = sb->oroot;
+	vol->iroot = root_unpack(sb->iroot);
+	vol->oroot = root_unpack(sb->oroot);
+	vol->freeblocks = vol->volblocks;
+	tux3_clear_error(vol);
+	*volp = vol;
+	vol->warn_source = TUX3_WARN_REPLAY;
+	*step = STEP_LOAD;
+	if ((err = replay_load_log(vol)))
+		return err;
+	*step = STEP_REPLAY;
+	if ((err = replay_stage1(vol)))
+		return err;
+	*step = STEP_BITMAP;
+	if ((err = bitmap_init(vol)))
+		return err;
+	*step = STEP_REPLAY;
+	if ((err = replay_stage2(vol)))
+		return err;
+	*step = STEP_ORPHANS;
+	if ((err = orphans_resolve(vol)))
+		return err;
+	vol->warn_source = TUX3_WARN_OTHER;
+	vol->replayed = true;
+	return 0;
+}
+
+/* Index of log block blocknr in the scan (chronological), or -1. */
+static int chrono_of(struct scan *s, uint64_t blocknr)
+{
+	for (int c = 0; s->start >= 0 && c <= s->start; c++)
+		if (chrono(s, (unsigned)c)->blocknr == blocknr)
+			return c;
+	return -1;
+}
+
+/* Does chronological block c begin a delta?  When it cannot be read,
+ * it does if the block before it was not full (a delta's records fill
+ * each of its blocks but the last, up to room for one more record). */
+static bool begins_delta(struct scan *s, unsigned c, unsigned blocksize)
+{
+	if (!c)
+		return true;
+	struct sblk *b = chrono(s, c);
+	if (b->head_ok && b->decoded > LOG_HEADER_SIZE)
+		return b->starts_delta;
+	struct sblk *prev = chrono(s, c - 1);
+	return prev->head_ok && !prev->partial &&
+	       prev->bytes + LOG_RECORD_MAX <= blocksize - LOG_HEADER_SIZE;
+}
+
+/* Map a packed root back through the records of blocks [from, n) that
+ * moved it, newest first.  Returns 0 and *packed, or -ENOMEM. */
+static int map_root_back(struct scan *s, unsigned from, unsigned n,
+			 unsigned blocksize, uint64_t *packed)
+{
+	struct root r = root_unpack(*packed);
+	unsigned *at = malloc((blocksize / 7 + 1) * sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	for (unsigned c = n; *packed && c-- > from;) {
+		struct sblk *b = chrono(s, c);
+		struct logrec rec;
+		unsigned nrec = 0;
+		/* the offsets of the records that move roots, then those
+		 * records from the last one back */
+		for (unsigned off = LOG_HEADER_SIZE; off < b->decoded;) {
+			unsigned size = log_decode_record(b->data, off,
+							  b->decoded, &rec);
+			if (!size)
+				break;
+			if (rec.code == LOG_LEAF_REDIRECT ||
+			    rec.code == LOG_BNODE_REDIRECT ||
+			    rec.code == LOG_BNODE_ROOT)
+				at[nrec++] = off;
+			off += size;
+		}
+		while (nrec--) {
+			log_decode_record(b->data, at[nrec], b->decoded, &rec);
+			if (rec.code == LOG_LEAF_REDIRECT && r.depth == 1 &&
+			    r.block == rec.newb)
+				r.block = rec.oldb;
+			else if (rec.code == LOG_BNODE_REDIRECT &&
+				 r.depth > 1 && r.block == rec.newb)
+				r.block = rec.oldb;
+			else if (rec.code == LOG_BNODE_ROOT &&
+				 r.block == rec.root && r.depth > 1) {
+				r.block = rec.left;
+				r.depth--;
+			}
+		}
+	}
+	free(at);
+	if (*packed)
+		*packed = root_pack(r);
+	return 0;
+}
+
+struct plan {
+	bool ok;
+	char text[400];		/* what the fix does, or why it cannot */
+	struct disksuper sb;	/* the superblock to write */
+};
+
+/* Is a block allocated by the discarded part in use in the cut state?
+ * Returns the first such block, or TUX3_NONE. */
+static uint64_t reused_block(struct tux3_volume *vol, uint64_t block,
+			     uint64_t count)
+{
+	if (!vol_extent_valid(vol, block, count))
+		return TUX3_NONE;	/* such a record allocated nothing */
+	for (uint64_t b = block; b < block + count; b++)
+		if (bitmap_test(vol, b) != 0)
+			return b;
+	return TUX3_NONE;
+}
+
+/* Check conditions 3 and 4 (see the top) on the cut state rv. */
+static bool cut_state_intact(struct scan *s, unsigned keep, unsigned n,
+			     struct tux3_volume *rv, struct plan *p)
+{
+	uint64_t roots[2] = { p->sb.iroot, p->sb.oroot };
+	for (int i = 0; i < 2; i++) {
+		struct root r = root_unpack(roots[i]);
+		if (!roots[i])
+			continue;
+		if (!vol_block_valid(rv, r.block) ||
+		    bitmap_test(rv, r.block) != 1) {
+			snprintf(p->text, sizeof(p->text), "the log cannot be "
+				 "truncated safely: the %s root before the "
+				 "damage is not known (the damaged part may have "
+				 "moved it)", i ? "orphan table" : "inode table");
+			return false;
+		}
+	}
+	for (unsigned c = keep; c < n; c++) {
+		struct sblk *b = chrono(s, c);
+		uint64_t hit = reused_block(rv, b->blocknr, 1), from = b->blocknr;
+		for (unsigned off = LOG_HEADER_SIZE;
+		     hit == TUX3_NONE && off < b->decoded;) {
+			struct logrec rec;
+			unsigned size = log_decode_record(b->data, off,
+							  b->decoded, &rec);
+			if (!size)
+				break;
+			switch (rec.code) {
+			case LOG_BALLOC:
+				hit = reused_block(rv, rec.block, rec.count);
+				break;
+			case LOG_LEAF_REDIRECT: case LOG_BNODE_REDIRECT:
+				hit = reused_block(rv, rec.newb, 1);
+				break;
+			case LOG_BNODE_ROOT:
+				hit = reused_block(rv, rec.root, 1);
+				break;
+			case LOG_BNODE_SPLIT:
+				hit = reused_block(rv, rec.dst, 1);
+				break;
+			}
+			off += size;
+		}
+		if (hit != TUX3_NONE) {
+			snprintf(p->text, sizeof(p->text), "the log cannot be "
+				 "truncated safely: block %" PRIu64 ", in use "
+				 "before the damage, was allocated again by the "
+				 "later log block %" PRIu64 " (its old contents "
+				 "are gone)", hit, from);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Find the cut for damage in chronological block dmg and show it safe
+ * (see the top).  p->ok and p->sb when it is, else p->text says why not.
+ */
+static int plan_cut(struct fsck *f, struct scan *s,
+		    const struct disksuper *disk, unsigned dmg,
+		    struct plan *p)
+{
+	unsigned n = (unsigned)s->start + 1, bs = 1u << disk->blockbits;
+	memset(p, 0, sizeof(*p));
+	for (;;) {
+		/* what the later deltas allocated must all be known */
+		for (unsigned c = dmg + 1; c < n; c++)
+			if (chrono(s, c)->partial) {
+				snprintf(p->text, sizeof(p->text), "the log "
+					 "cannot be truncated safely: log block "
+					 "%" PRIu64 " (%u of %u) cannot be read "
+					 "either", chrono(s, c)->blocknr, c + 1,
+					 n);
+				return 0;
+			}
+		unsigned keep = dmg;
+		while (!begins_delta(s, keep, bs))
+			keep--;
+		if (!keep) {
+			snprintf(p->text, sizeof(p->text), "the log cannot be "
+				 "truncated: the damage is in the first delta "
+				 "of the log's cycle, with no earlier state to "
+				 "go back to");
+			return 0;
+		}
+		p->sb = *disk;
+		p->sb.logcount = keep;
+		p->sb.logchain = chrono(s, keep - 1)->blocknr;
+		int err = map_root_back(s, keep, n, bs, &p->sb.iroot);
+		if (!err)
+			err = map_root_back(s, keep, n, bs, &p->sb.oroot);
+		if (err)
+			return err;
+		struct tux3_volume *rv;
+		enum replay_step step;
+		err = replay_as(f, &p->sb, false, &rv, &step);
+		if (err && !rv)
+			return err;
+		if (err == -ENOMEM) {
+			tux3_close(rv);
+			return err;
+		}
+		if (err) {
+			int older = step == STEP_LOAD || step == STEP_REPLAY ?
+				    chrono_of(s, rv->error.block) : -1;
+			char text[300];
+			tux3_error_text(rv, text, sizeof(text));
+			tux3_close(rv);
+			if (older >= 0 && (unsigned)older < keep) {
+				dmg = (unsigned)older;	/* damage further back */
+				continue;
+			}
+			snprintf(p->text, sizeof(p->text), "the log cannot be "
+				 "truncated safely: the state before the damage "
+				 "does not open: %s", text);
+			return 0;
+		}
+		bool intact = cut_state_intact(s, keep, n, rv, p);
+		tux3_close(rv);
+		if (!intact)
+			return 0;
+		p->ok = true;
+		snprintf(p->text, sizeof(p->text), "the log can be cut back to "
+			 "its first %u of %u blocks (the changes logged in the "
+			 "last %u are lost)", keep, n, n - keep);
+		return 0;
+	}
+}
+
+/* The log can be repaired: the volume is opened for writing here (not
+ * under a read-only user, whose lock the repair's own open cannot share). */
+static bool can_repair_log(const struct fsck *f)
+{
+	return f->mode == TUX3_FSCK_REPAIR;
+}
+
+/* Drop "log block N of M: " that the library puts before header errors:
+ * the problem's own message names the block. */
+static const char *strip_block_prefix(const char *text)
+{
+	unsigned a, b;
+	int n = 0;
+	if (sscanf(text, "log block %u of %u: %n", &a, &b, &n) == 2 && n > 0)
+		return text + n;
+	return text;
+}
+
+/* Damage in a block wholly before the unify mark: its records are folded
+ * into the on-disk trees already, and replay skips them, so the log can
+ * begin after it (the blocks left out were never in the on-disk bitmap:
+ * they stay free).  Returns 1 when cur now says so, 0 when the rule does
+ * not apply or the answer was no (*asked then says which). */
+static int skip_before_unify(struct fsck *f, struct scan *s,
+			     struct disksuper *cur, unsigned dmg,
+			     const char *why, bool *asked)
+{
+	unsigned n = (unsigned)s->start + 1;
+	int u = -1;
+	*asked = false;
+	for (unsigned c = n; c-- > 0 && u < 0;)
+		if (chrono(s, c)->has_unify)
+			u = (int)c;
+	if (u < 0 || dmg >= (unsigned)u)
+		return 0;
+	struct sblk *b = chrono(s, dmg);
+	*asked = true;
+	if (!fsck_problem(f, P2_LOG_PREMARK, can_repair_log(f),
+			  FSCK_AT(.block = b->blocknr, .count = 1), b->blocknr,
+			  (uint64_t)dmg + 1, (uint64_t)n,
+			  strip_block_prefix(b->damaged ? b->why : why),
+			  chrono(s, (unsigned)u)->blocknr))
+		return 0;
+	cur->logcount = n - dmg - 1;
+	fsck_fixed(f, 0);
+	return 1;
 }
 
 static enum tux3_open_mode open_mode(enum tux3_fsck_mode mode)
@@ -28,25 +612,291 @@ static enum tux3_open_mode open_mode(enum tux3_fsck_mode mode)
 		return TUX3_OPEN_RDONLY;
 	case TUX3_FSCK_REPAIR_MOUNTED_RO:
 		/* the read-only user keeps its shared lock */
-		return TUX3_OPEN_RDWR_NORECOVER;
+		return (enum tux3_open_mode)(TUX3_OPEN_RDWR_NORECOVER |
+					     TUX3_OPEN_SHARED_LOCK);
 	case TUX3_FSCK_REPAIR:
 	default:
 		return TUX3_OPEN_RDWR_NORECOVER;
 	}
 }
 
+/*
+ * The chain's length against logcount.  Returns 1 when disk->logcount
+ * was set to it (in memory), 0 when there is nothing to do, -1 when the
+ * run must stop (a wrong logcount left as it is).
+ */
+static int check_logcount(struct fsck *f, struct scan *s,
+			  struct disksuper *disk)
+{
+	if (s->start < 0)
+		return 0;
+	unsigned n = (unsigned)s->start + 1;
+	for (unsigned c = 0; c < n; c++)
+		if (chrono(s, c)->damaged)
+			return 0;	/* damage: the open tells, see below */
+	if (n == disk->logcount)
+		return 0;
+	if (!fsck_problem(f, P2_LOGCOUNT, can_repair_log(f),
+			  FSCK_AT(.have = disk->logcount, .want = n),
+			  (uint64_t)disk->logcount, (uint64_t)n,
+			  chrono(s, 0)->has_unify ? "the last unify" :
+			  "the volume was made"))
+		return -1;
+	disk->logcount = n;
+	fsck_fixed(f, 0);
+	return 1;
+}
+
+/*
+ * The volume did not open: find out why on a replay of our own (the
+ * error keeps its block and offset), report it and, for damage of the
+ * log, offer the truncation if it can be shown safe (or beginning the
+ * log after a block before the unify mark).  Returns 1 when disk's log
+ * fields were changed (look again), 0 when the run must stop, <0.
+ */
+static int open_failed(struct fsck *f, struct scan *s,
+		       struct disksuper *disk)
+{
+	char text[400];
+	struct tux3_volume *rv;
+	enum replay_step step;
+	int err = replay_as(f, disk, false, &rv, &step);
+	if (err && !rv)
+		return err;
+	if (err == -ENOMEM) {
+		tux3_close(rv);
+		return err;
+	}
+	if (!err) {
+		/* our replay works where the open did not (a mode of its
+		 * own refused it): say what the open said */
+		tux3_close(rv);
+		fsck_problem(f, P2_STATE_BAD, false, NULL, "the volume",
+			     f->msg);
+		return 0;
+	}
+	/* the block and what is wrong with it (the inode the library adds
+	 * is the tree's owner, 0 for these tables: not worth saying) */
+	if (rv->error.block != TUX3_NONE)
+		snprintf(text, sizeof(text), "block %" PRIu64 ": %s",
+			 rv->error.block, rv->error.what);
+	else
+		tux3_error_text(rv, text, sizeof(text));
+	if (step == STEP_BITMAP || step == STEP_ORPHANS) {
+		tux3_close(rv);
+		fsck_problem(f, P2_STATE_BAD, false, NULL,
+			     step == STEP_BITMAP ? "the bitmap inode (1)" :
+			     "the orphan table", text);
+		return 0;
+	}
+	/* the log: the block the library names, or the oldest damage the
+	 * scan found within the cycle if that is older */
+	uint64_t where = rv->error.block != TUX3_NONE ? rv->error.block :
+			 disk->logchain;
+	snprintf(text, sizeof(text), "%s", strip_block_prefix(
+		 rv->error.what[0] ? rv->error.what : strerror(-err)));
+	tux3_close(rv);
+	struct plan p = { 0 };
+	int c = chrono_of(s, where);
+	if (s->start < 0) {
+		snprintf(p.text, sizeof(p.text), "the log cannot be "
+			 "truncated: its beginning cannot be found (%s)",
+			 s->stop[0] ? s->stop : "no block begins the cycle");
+	} else {
+		int dmg = c;
+		for (unsigned k = 0; k <= (unsigned)s->start; k++)
+			if (chrono(s, k)->damaged) {
+				if (dmg < 0 || (int)k < dmg)
+					dmg = (int)k;
+				break;
+			}
+		if (dmg >= 0 && dmg != c && chrono(s, (unsigned)dmg)->damaged) {
+			/* older damage than the library met first (it reads
+			 * newest first): that one decides, name it */
+			struct sblk *b = chrono(s, (unsigned)dmg);
+			where = b->blocknr;
+			snprintf(text, sizeof(text), "%s",
+				 strip_block_prefix(b->why));
+			c = dmg;
+			step = STEP_LOAD;
+		}
+		bool asked = false;
+		if (dmg >= 0 && step == STEP_LOAD) {
+			err = skip_before_unify(f, s, disk, (unsigned)dmg,
+						text, &asked);
+			if (err || asked)
+				return err;
+		}
+		if (dmg < 0)
+			snprintf(p.text, sizeof(p.text), "the log cannot be "
+				 "truncated: the damaged block is not in the "
+				 "log's cycle");
+		else if ((err = plan_cut(f, s, disk, (unsigned)dmg, &p)) < 0)
+			return err;
+	}
+	unsigned n = s->start >= 0 ? (unsigned)s->start + 1 : disk->logcount;
+	uint64_t idx = c >= 0 ? (uint64_t)c + 1 : 0;
+	/* no beginning found: count from the newest, as the superblock does */
+	for (unsigned j = 0; c < 0 && j < s->n && j < n; j++)
+		if (s->b[j].blocknr == where)
+			idx = n - j;
+	/* A load error is damage of the log itself; a replay error is a
+	 * record that does not apply to the state before it. */
+	int yes = fsck_problem(f, step == STEP_REPLAY ? P2_REPLAY_FAILED :
+			       P2_LOG_BAD, p.ok && can_repair_log(f),
+			       FSCK_AT(.block = where, .count = 1), where,
+			       idx, (uint64_t)n, text, p.text);
+	if (!yes)
+		return 0;
+	disk->logcount = p.sb.logcount;
+	disk->logchain = p.sb.logchain;
+	disk->iroot = p.sb.iroot;
+	disk->oroot = p.sb.oroot;
+	fsck_fixed(f, 0);
+	return 1;
+}
+
+/* The counted blocks are readable but none begins the log's cycle, and
+ * the chain beyond them does not reach a beginning either. */
+static void no_beginning(struct fsck *f, struct scan *s,
+			 const struct disksuper *disk)
+{
+	unsigned n = disk->logcount < s->n ? disk->logcount : s->n;
+	char text[300];
+	if (!n)
+		return;
+	struct sblk *oldest = &s->b[n - 1];
+	snprintf(text, sizeof(text), "the log's cycle does not begin here "
+		 "(no unify mark, and it links back to block %" PRIu64 ")",
+		 oldest->logchain);
+	fsck_problem(f, P2_LOG_BAD, false,
+		     FSCK_AT(.block = oldest->blocknr, .count = 1),
+		     oldest->blocknr, (uint64_t)1, (uint64_t)disk->logcount,
+		     text, s->stop[0] ? s->stop : "its beginning cannot be "
+		     "found");
+}
+
+/* After a replay that worked the chain was checked already: this is a
+ * guard, should the walker find something replay did not. */
+static int log_error(void *ctx, const struct tux3_error *e)
+{
+	struct fsck *f = ctx;
+	fsck_problem(f, P2_LOG_BAD, false, FSCK_AT(.block = e->block),
+		     e->block, (uint64_t)0, (uint64_t)0,
+		     e->what[0] ? e->what : strerror(-e->err),
+		     "found after replay");
+	return f->stop ? -ECANCELED : 0;
+}
+
+/* Pass 1 decided to rewrite the extension record: put it on the volume;
+ * the final commit writes it with the superblock. */
+static void apply_extension(struct fsck *f)
+{
+	if (!f->ext_rewrite)
+		return;
+	f->ext_rewrite = false;
+	if (!f->vol || f->vol->mode != TUX3_OPEN_RDWR) {
+		f->res->unfixed++;
+		return;
+	}
+	f->vol->ident = f->ext_ident;
+	f->vol->ident.present = 1;
+	f->vol->super_dirty = true;
+	fsck_fixed(f, 0);
+}
+
+/* Open the volume for the later passes: as it is, or, once a log
+ * repair changed the superblock's log fields (in cur, not yet on disk:
+ * the final commit writes them), replayed from those.  0, or <0 with
+ * f->msg set (damage: fsck_open_damage). */
+static int open_volume(struct fsck *f, const struct disksuper *cur,
+		       bool repaired)
+{
+	if (!repaired)
+		return tux3_open_err(f->path, open_mode(f->mode), &f->vol,
+				     f->msg, sizeof(f->msg));
+	enum replay_step step;
+	int err = replay_as(f, cur, fsck_repairing(f), &f->vol, &step);
+	if (err && f->vol) {
+		tux3_error_text(f->vol, f->msg, sizeof(f->msg));
+		tux3_close(f->vol);
+		f->vol = NULL;
+	}
+	return err;
+}
+
 int fsck_pass2(struct fsck *f)
 {
-	int err = tux3_open_err(f->path, open_mode(f->mode), &f->vol, f->msg,
-				sizeof(f->msg));
-	if (err) {
+	struct scan s = { 0 };
+	struct disksuper cur;	/* the superblock, with the log repairs */
+	bool repaired = false;
+	unsigned fixed_before = f->res->fixed;
+	int err = 0;
+
+	/* A log repair changes the superblock's log fields in cur only, and
+	 * the chain is looked at again with them: a wrong logcount, blocks
+	 * before the unify mark, a truncation, one after the other.  The
+	 * volume is then replayed from cur, and the final commit (a unify,
+	 * which begins a new log) writes the superblock: a cancelled run
+	 * leaves the volume as it was. */
+	for (int round = 0; round < 8; round++) {
+		/* the chain alone (on the superblock alone, which pass 1
+		 * checked), then the open */
+		struct tux3_volume *nv;
+		err = fsck_open_super(f, &nv);
+		if (!err) {
+			if (!repaired)
+				cur = nv->super;
+			nv->super.logchain = cur.logchain;
+			nv->super.logcount = cur.logcount;
+			scan_free(&s);
+			err = scan_chain(nv, &s);
+		} else if (nv) {
+			tux3_error_text(nv, f->msg, sizeof(f->msg));
+		}
+		fsck_close_super(nv);
+		if (err)
+			goto out;
+		f->msg[0] = 0;
+		bool counted_ok = s.n >= cur.logcount;
+		for (unsigned i = 0; i < cur.logcount && i < s.n; i++)
+			counted_ok &= !s.b[i].damaged;
+		if (s.start < 0 && cur.logcount && counted_ok) {
+			no_beginning(f, &s, &cur);
+			f->unusable = true;
+			goto out;
+		}
+		err = check_logcount(f, &s, &cur);
+		if (err == -1) {
+			err = 0;
+			f->unusable = true;
+			goto out;
+		}
+		if (err < 0)
+			goto out;
+		if (err > 0) {
+			repaired = true;
+			continue;
+		}
+		err = open_volume(f, &cur, repaired);
+		if (!err)
+			break;
 		f->vol = NULL;
 		if (!fsck_open_damage(err))
-			return err;
-		fsck_problem(f, P2_REPLAY_FAILED, false, NULL, f->msg);
+			goto out;
+		err = round < 7 ? open_failed(f, &s, &cur) : 0;
 		f->msg[0] = 0;
+		if (err > 0) {
+			repaired = true;
+			continue;
+		}
+		if (err == 0)
+			f->unusable = true;
+		goto out;
+	}
+	if (!f->vol) {
 		f->unusable = true;
-		return 0;
+		goto out;
 	}
 	struct tux3_super_info si;
 	tux3_super_info(f->vol, &si);
@@ -55,8 +905,28 @@ int fsck_pass2(struct fsck *f)
 	struct tux3_walk_ops wops = { .error = log_error };
 	err = tux3_walk_log(f->vol, &wops, f);
 	if (err < 0 && err != -EUCLEAN && err != -ECANCELED)
-		return err;
+		goto out;
+	err = 0;
 	if (fsck_repairing(f) && (err = fsck_begin_write(f->vol)))
-		return err;
-	return 0;
+		goto out;
+	if (repaired)
+		f->vol->super_dirty = true;	/* the new log fields */
+	apply_extension(f);
+out:
+	if (f->ext_rewrite) {
+		f->ext_rewrite = false;
+		f->res->unfixed++;
+	}
+	if (!f->vol && f->res->fixed > fixed_before) {
+		/* the log repairs were to be written by the final commit,
+		 * which a volume that still does not open never reaches:
+		 * nothing was repaired */
+		unsigned undone = f->res->fixed - fixed_before;
+		f->res->fixed -= undone;
+		f->res->unfixed += undone;
+		if (!f->res->fixed)
+			f->res->modified = 0;
+	}
+	scan_free(&s);
+	return err;
 }

@@ -4,9 +4,34 @@
  * parent's separator range, uniform depth, no cycle, no block reached
  * twice), through the walker.  Inode contents and data trees are pass
  * 4's; directory entries pass 5's.
+ *
+ * Repairs change the tree in the open delta, the way the write path
+ * does (btree_edit.c): the bnodes on the path are redirected once per
+ * unify cycle, and every change is logged with the records replay knows
+ * (BNODE_DEL, BNODE_UPDATE, BNODE_ROOT, BNODE_ADD, BFREE_ON_UNIFY), so
+ * the delta replays like any other should it be committed before the
+ * final unify.
+ *  - a damaged node or leaf, one at the wrong depth, or a second
+ *    reference to a block: the pointer to it is removed from its parent
+ *    (and, when that leaves the parent empty, the parent's from its own,
+ *    upwards).  The inodes under it are lost: pass 5 then removes the
+ *    entries naming them, pass 8 frees the blocks nobody references.
+ *  - an index node whose entries are out of order, outside its range or
+ *    point outside the volume: it is rebuilt with the entries that are
+ *    in order (the others and their subtrees are lost).
+ * Not repaired, with the reason in the message: the root of the inode
+ * table (the whole table would go), a cut that would empty it, and a
+ * subtree holding inodes below 64 (bitmap, countmap, atom table, root
+ * directory: the volume cannot do without them).  In practice damage of
+ * the leftmost path or the root stops the open already (replay reads the
+ * bitmap inode through it; see pass 2), and so does any damage of the
+ * orphan table (read whole at open); both are handled here all the same.
+ * What a repair makes reachable again (the kept entries of a rebuilt
+ * node) is walked once more, so its own damage is found in this run.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "fsck_internal.h"
 
 static const char *tree_name(enum tux3_tree tree)
@@ -18,38 +43,454 @@ static const char *tree_name(enum tux3_tree tree)
 	}
 }
 
+/* The bnodes above a node, as the current (possibly repaired) tree has
+ * them: path[l] for l < levels, the entry followed there and its range. */
+struct tree_loc {
+	int levels;
+	uint64_t block[TUX3_MAX_DEPTH];
+	unsigned index[TUX3_MAX_DEPTH], count[TUX3_MAX_DEPTH];
+	uint64_t key[TUX3_MAX_DEPTH];	/* key of the entry followed */
+	uint64_t lo[TUX3_MAX_DEPTH];	/* start of its range */
+};
+
+/* A repair decided during the walk, applied after it. */
+struct tree_fix {
+	enum { FIX_CUT, FIX_ENTRIES } kind;
+	enum tux3_tree tree;
+	int level;
+	uint64_t block, lo, hi;
+};
+
+struct pass3 {
+	struct fsck *f;
+	uint8_t *buf;			/* one block */
+	struct tree_fix *fix;
+	unsigned nfix, capfix;
+	struct blockset reported;	/* reported in an earlier round */
+	int round;
+};
+
+static struct root *tree_root(struct tux3_volume *vol, enum tux3_tree tree)
+{
+	return tree == TUX3_TREE_ITREE ? &vol->iroot : &vol->oroot;
+}
+
+static bool bnode_sane(const struct tux3_volume *vol, const uint8_t *b)
+{
+	unsigned count = bnode_count(b);
+	return be16(b) == TUX3_MAGIC_BNODE && count &&
+	       count <= bnode_capacity(vol->blocksize);
+}
+
+/* Descend by lo from the root to the node at level; it must be block.
+ * 0, or -ENOENT when the tree no longer has it there. */
+static int locate(struct tux3_volume *vol, enum tux3_tree tree, int level,
+		  uint64_t lo, uint64_t block, uint8_t *buf,
+		  struct tree_loc *loc)
+{
+	struct root *r = tree_root(vol, tree);
+	uint64_t b = r->block, nlo = 0;
+
+	if (!r->depth || level >= (int)r->depth)
+		return -ENOENT;
+	loc->levels = level;
+	for (int l = 0; l < level; l++) {
+		if (vol_read_block(vol, b, buf)) {
+			tux3_clear_error(vol);
+			return -ENOENT;
+		}
+		if (!bnode_sane(vol, buf))
+			return -ENOENT;
+		unsigned i = bnode_lookup(buf, lo);
+		loc->block[l] = b;
+		loc->index[l] = i;
+		loc->count[l] = bnode_count(buf);
+		loc->key[l] = bnode_key(buf, i);
+		loc->lo[l] = i ? loc->key[l] : nlo;
+		nlo = loc->lo[l];
+		b = bnode_child(buf, i);
+	}
+	if (b != block || (level && loc->lo[level - 1] != lo))
+		return -ENOENT;
+	return 0;
+}
+
+/*
+ * Which level loses an entry when the node below loc is cut out: the
+ * parent, or above it while a node would be left empty.  -1: the tree
+ * itself goes.  Returns false with why set when the cut is not allowed.
+ */
+static bool plan_cut(enum tux3_tree tree, const struct tree_loc *loc,
+		     int *edit, char *why, size_t len)
+{
+	int e = loc->levels - 1;
+	while (e >= 0 && loc->count[e] == 1)
+		e--;
+	*edit = e;
+	if (tree != TUX3_TREE_ITREE)
+		return true;	/* an orphan table may go whole */
+	if (!loc->levels) {
+		snprintf(why, len, "; it is the tree's root: cutting it would "
+			 "lose the whole inode table, so it is left as it is");
+		return false;
+	}
+	if (e < 0) {
+		snprintf(why, len, "; cutting it would leave the inode table "
+			 "empty, so it is left as it is");
+		return false;
+	}
+	if (loc->lo[e] < TUX3_NORMAL_INO) {
+		snprintf(why, len, "; it holds inodes below %u (bitmap, atom "
+			 "table, root directory), which the volume cannot lose, "
+			 "so it is left as it is", TUX3_NORMAL_INO);
+		return false;
+	}
+	return true;
+}
+
+/* The bnode redirect of the write path (btree_edit.c bnode_cow, which
+ * is static there): once per unify cycle, the old block kept until the
+ * unify that replaces it. */
+static int bnode_redirect(struct tux3_volume *vol, uint64_t old,
+			  uint64_t *newp, uint8_t *buf)
+{
+	uint8_t *dst;
+	int err;
+
+	if (overlay_flags(&vol->overlay, old) & OV_UNIFY_DIRTY) {
+		*newp = old;
+		return 0;
+	}
+	if ((err = vol_read_block(vol, old, buf)))
+		return err;
+	if ((err = meta_alloc(vol, old, OV_UNIFY_DIRTY, newp, &dst)))
+		return err;
+	memcpy(dst, buf, vol->blocksize);
+	overlay_drop(&vol->overlay, old);
+	if ((err = log_redirect(vol, LOG_BNODE_REDIRECT, old, *newp)))
+		return err;
+	return defer_unify_add(vol, old, 1);
+}
+
+/* The entry with this exact key is at index: what BNODE_DEL and
+ * BNODE_UPDATE need to find it again (replay included). */
+static bool key_finds(const uint8_t *img, unsigned index, uint64_t key)
+{
+	return bnode_lookup(img, key) == index && bnode_key(img, index) == key;
+}
+
+/* Point the entry of loc at level l (and the levels above, as far as
+ * their blocks move) at child, redirecting them. */
+static int repoint(struct tux3_volume *vol, enum tux3_tree tree,
+		   const struct tree_loc *loc, int l, uint64_t child,
+		   uint8_t *buf)
+{
+	for (; l >= 0; l--) {
+		uint64_t nb;
+		int err = bnode_redirect(vol, loc->block[l], &nb, buf);
+		if (err)
+			return err;
+		uint8_t *img = overlay_find(&vol->overlay, nb, NULL);
+		if (!img || !key_finds(img, loc->index[l], loc->key[l]))
+			return -EUCLEAN;
+		if ((err = bnode_update(img, loc->key[l], child)) ||
+		    (err = log_bnode_change(vol, LOG_BNODE_UPDATE, nb, child,
+					    loc->key[l])))
+			return err;
+		if (nb == loc->block[l])
+			return 0;	/* did not move: the parent is right */
+		child = nb;
+	}
+	tree_root(vol, tree)->block = child;
+	return 0;
+}
+
+/* Remove the entry of loc at level e (nothing above it changes but the
+ * redirects); e < 0 drops the whole tree (orphan table only). */
+static int apply_cut(struct tux3_volume *vol, enum tux3_tree tree,
+		     const struct tree_loc *loc, int e, uint8_t *buf)
+{
+	uint64_t nb;
+	int err;
+
+	if (e < 0) {
+		if (tree == TUX3_TREE_ITREE)
+			return -EUCLEAN;
+		*tree_root(vol, tree) = (struct root){ 0 };
+		vol->super_dirty = true;
+		return 0;
+	}
+	if ((err = bnode_redirect(vol, loc->block[e], &nb, buf)))
+		return err;
+	uint8_t *img = overlay_find(&vol->overlay, nb, NULL);
+	if (!img || !key_finds(img, loc->index[e], loc->key[e]))
+		return -EUCLEAN;
+	struct logrec r = { .code = LOG_BNODE_DEL, .block = nb,
+			    .key = loc->key[e], .count = 1 };
+	if ((err = bnode_del(img, loc->key[e], 1)) ||
+	    (err = log_append(vol, &r)))
+		return err;
+	if (nb == loc->block[e])
+		return 0;
+	return e ? repoint(vol, tree, loc, e - 1, nb, buf) :
+		   (tree_root(vol, tree)->block = nb, 0);
+}
+
+/*
+ * The entries of an index node over [lo, hi) that can stay: child inside
+ * the volume and not met before in the node, keys rising inside the
+ * range (entry 0's key is not used).  Returns how many, into keys and
+ * children.
+ */
+static unsigned kept_entries(struct tux3_volume *vol, const uint8_t *b,
+			     uint64_t lo, uint64_t hi, uint64_t *keys,
+			     uint64_t *children)
+{
+	unsigned count = bnode_count(b), n = 0;
+	uint64_t prev = lo;
+	for (unsigned i = 0; i < count; i++) {
+		uint64_t key = bnode_key(b, i), child = bnode_child(b, i);
+		bool dup = false;
+		if (child < vol->reserved_blocks || child >= vol->volblocks)
+			continue;
+		if (i && (key <= prev || key >= hi))
+			continue;
+		for (unsigned k = 0; k < n && !dup; k++)
+			dup = children[k] == child;
+		if (dup)
+			continue;
+		keys[n] = n ? key : 0;
+		children[n++] = child;
+		if (i)
+			prev = key;
+	}
+	return n;
+}
+
+/*
+ * Can the index node in b (over [lo, hi)) be rebuilt from its good
+ * entries?  Returns how many it keeps (0: none, cut it instead), or 0
+ * with why set when the entries it would lose are not to be lost (inodes
+ * below 64), or -ENOMEM.
+ */
+static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
+			const uint8_t *b, uint64_t lo, uint64_t hi, char *why,
+			size_t len)
+{
+	unsigned cap = bnode_capacity(vol->blocksize);
+	uint64_t *keys = malloc(cap * sizeof(*keys));
+	uint64_t *children = malloc(cap * sizeof(*children));
+	if (!keys || !children) {
+		free(keys);
+		free(children);
+		return -ENOMEM;
+	}
+	unsigned n = kept_entries(vol, b, lo, hi, keys, children);
+	/* the itree's first inodes are the volume's own: entry 0 of a node
+	 * starting below 64 must stay, and so must every entry whose key
+	 * says it is below 64 */
+	bool lose_low = false;
+	if (tree == TUX3_TREE_ITREE && lo < TUX3_NORMAL_INO && n) {
+		unsigned count = bnode_count(b), k = 0;
+		for (unsigned i = 0; i < count && !lose_low; i++) {
+			bool kept = k < n && children[k] == bnode_child(b, i) &&
+				    (!k || keys[k] == bnode_key(b, i));
+			if (kept)
+				k++;
+			else if (!i || bnode_key(b, i) < TUX3_NORMAL_INO)
+				lose_low = true;
+		}
+	}
+	free(keys);
+	free(children);
+	if (lose_low) {
+		snprintf(why, len, "; its entries that would go hold inodes "
+			 "below %u (bitmap, atom table, root directory), which "
+			 "the volume cannot lose, so it is left as it is",
+			 TUX3_NORMAL_INO);
+		return 0;
+	}
+	return (int)n;
+}
+
+/* Replace the index node of loc (at loc->levels) by a fresh one holding
+ * its good entries; the old block goes at the next unify. */
+static int apply_entries(struct tux3_volume *vol, enum tux3_tree tree,
+			 const struct tree_loc *loc, uint64_t node,
+			 uint64_t lo, uint64_t hi, uint8_t *buf)
+{
+	unsigned cap = bnode_capacity(vol->blocksize);
+	uint64_t *keys = malloc(cap * sizeof(*keys));
+	uint64_t *children = malloc(cap * sizeof(*children));
+	uint64_t fresh;
+	uint8_t *img;
+	int err = keys && children ? 0 : -ENOMEM;
+
+	if (!err)
+		err = vol_read_block(vol, node, buf);
+	if (err)
+		goto out;
+	unsigned n = bnode_sane(vol, buf) ?
+		     kept_entries(vol, buf, lo, hi, keys, children) : 0;
+	if (!n) {
+		err = -EUCLEAN;
+		goto out;
+	}
+	if ((err = meta_alloc(vol, node, OV_UNIFY_DIRTY, &fresh, &img)))
+		goto out;
+	/* a new node is made the way replay knows: a one-entry root image,
+	 * then an ADD per entry */
+	bnode_init_root(img, vol->blocksize, 1, children[0], 0, 0);
+	struct logrec r = { .code = LOG_BNODE_ROOT, .count = 1, .root = fresh,
+			    .left = children[0] };
+	if ((err = log_append(vol, &r)))
+		goto out;
+	for (unsigned i = 1; i < n && !err; i++)
+		if (!(err = bnode_add(img, vol->blocksize, keys[i],
+				      children[i])))
+			err = log_bnode_change(vol, LOG_BNODE_ADD, fresh,
+					       children[i], keys[i]);
+	if (err)
+		goto out;
+	/* the damaged image is neither written nor read again */
+	overlay_drop(&vol->overlay, node);
+	if ((err = log_bfree(vol, LOG_BFREE_ON_UNIFY, node, 1)) ||
+	    (err = defer_unify_add(vol, node, 1)))
+		goto out;
+	if (loc->levels)
+		err = repoint(vol, tree, loc, loc->levels - 1, fresh, buf);
+	else
+		tree_root(vol, tree)->block = fresh;
+out:
+	free(keys);
+	free(children);
+	return err;
+}
+
+static int add_fix(struct pass3 *p, const struct tree_fix *fix)
+{
+	if (p->nfix == p->capfix) {
+		unsigned ncap = p->capfix ? p->capfix * 2 : 8;
+		struct tree_fix *n = realloc(p->fix, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->fix = n;
+		p->capfix = ncap;
+	}
+	p->fix[p->nfix++] = *fix;
+	return 0;
+}
+
+/* A bad node or leaf: what it is, and whether (and how) it can go. */
+static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
+		      const char *what)
+{
+	struct fsck *f = p->f;
+	struct tux3_volume *vol = f->vol;
+	struct root *root = tree_root(vol, e->tree);
+	const char *name = tree_name(e->tree);
+	unsigned leaf_magic = e->tree == TUX3_TREE_ITREE ? TUX3_MAGIC_ILEAF :
+			      TUX3_MAGIC_OLEAF;
+	struct tree_fix fix = { .kind = FIX_CUT, .tree = e->tree,
+				.level = e->level, .block = e->block,
+				.lo = e->lo, .hi = e->hi };
+	const struct fsck_at *at = FSCK_AT(.block = e->block, .count = 1);
+	struct tree_loc loc;
+	char note[200] = "";
+	unsigned magic = 0;
+	int edit, yes;
+	bool ok;
+
+	if (!e->twice) {
+		if (vol_read_block(vol, e->block, p->buf))
+			tux3_clear_error(vol);
+		else
+			magic = be16(p->buf);
+	}
+	ok = !locate(vol, e->tree, e->level, e->lo, e->block, p->buf, &loc);
+	if (!ok)
+		snprintf(note, sizeof(note), "; it cannot be found again from "
+			 "the root, so it is left as it is");
+	/* the node's own entries may be what is wrong: rebuild it */
+	if (ok && !e->twice && e->site == TUX3_SITE_NODE &&
+	    !vol_read_block(vol, e->block, p->buf) && bnode_sane(vol, p->buf)) {
+		int n = rebuild_plan(vol, e->tree, p->buf, e->lo, e->hi, note,
+				     sizeof(note));
+		if (n < 0)
+			return n;
+		if (n || note[0]) {
+			fix.kind = FIX_ENTRIES;
+			yes = fsck_problem(f, P3_NODE_ENTRIES, n > 0, at, name,
+					   e->block, (uint64_t)e->level, what,
+					   note);
+			return yes ? add_fix(p, &fix) : 0;
+		}
+	}
+	if (ok)
+		ok = plan_cut(e->tree, &loc, &edit, note, sizeof(note));
+	if (e->twice) {
+		yes = fsck_problem(f, P3_TWICE, ok, at, name, e->block,
+				   e->parent == TUX3_NONE ? 0 : e->parent,
+				   (uint64_t)e->index, note);
+	} else if (e->site == TUX3_SITE_NODE && magic == leaf_magic) {
+		yes = fsck_problem(f, P3_DEPTH, ok, at, name, e->block,
+				   (uint64_t)e->level, "a leaf",
+				   (uint64_t)root->depth, "an index node",
+				   note);
+	} else if (e->site == TUX3_SITE_LEAF && magic == TUX3_MAGIC_BNODE) {
+		yes = fsck_problem(f, P3_DEPTH, ok, at, name, e->block,
+				   (uint64_t)e->level, "an index node",
+				   (uint64_t)root->depth, "a leaf", note);
+	} else if (e->site == TUX3_SITE_NODE) {
+		yes = fsck_problem(f, P3_NODE_BAD, ok, at, name, e->block,
+				   (uint64_t)e->level, what, note);
+	} else {
+		yes = fsck_problem(f, P3_LEAF_BAD, ok, at, name, e->block,
+				   what, note);
+	}
+	return yes ? add_fix(p, &fix) : 0;
+}
+
 static int tree_error(void *ctx, const struct tux3_walk_error *e)
 {
-	struct fsck *f = ctx;
+	struct pass3 *p = ctx;
+	struct fsck *f = p->f;
 	const char *what = e->err->what[0] ? e->err->what :
 			   strerror(-e->err->err);
+	int err = 0;
+
 	if (e->tree == TUX3_TREE_DTREE || e->site == TUX3_SITE_INODE ||
 	    e->site == TUX3_SITE_DIRENT)
 		return 0;	/* pass 4 and 5 */
-	switch (e->site) {
-	case TUX3_SITE_NODE:
-		fsck_problem(f, P3_NODE_BAD, false,
-			     FSCK_AT(.block = e->block, .count = 1),
-			     tree_name(e->tree), e->block, what);
-		break;
-	case TUX3_SITE_LEAF:
-		fsck_problem(f, P3_LEAF_BAD, false,
-			     FSCK_AT(.block = e->block, .count = 1),
-			     tree_name(e->tree), e->block, what);
-		break;
-	default:
-		fsck_problem(f, P3_STRUCT_BAD, false, NULL, what);
-		break;
+	if (e->site == TUX3_SITE_ROOT) {
+		if (!p->round)
+			fsck_problem(f, P3_STRUCT_BAD, false, NULL,
+				     tree_name(e->tree), what);
+		return f->stop ? -ECANCELED : 0;
 	}
+	/* a later round walks again what the repairs left: report only
+	 * what is new */
+	if (p->round && blockset_has(&p->reported, e->block))
+		return 0;
+	if ((err = blockset_add(&p->reported, e->block)) < 0)
+		return err;
+	/* the walker's error text is kept aside: classifying reads blocks
+	 * and may set the volume's error */
+	char text[sizeof(e->err->what)];
+	snprintf(text, sizeof(text), "%s", what);
+	err = node_error(p, e, text);
+	if (err < 0)
+		return err;
 	return f->stop ? -ECANCELED : 0;
 }
 
 static int tree_inode(void *ctx, const struct tux3_stat *st,
 		      tux3_block_t leaf, unsigned len)
 {
-	struct fsck *f = ctx;
+	struct pass3 *p = ctx;
+	struct fsck *f = p->f;
 	(void)st; (void)leaf; (void)len;
-	if ((++f->progress & 1023) == 0) {
+	if (!p->round && (++f->progress & 1023) == 0) {
 		fsck_progress(f, f->progress, f->progress_max);
 		if (fsck_cancelled(f))
 			return -ECANCELED;
@@ -57,16 +498,80 @@ static int tree_inode(void *ctx, const struct tux3_stat *st,
 	return 1;	/* the inode's own structures are pass 4's */
 }
 
+/* Apply the repairs the walk decided.  Returns how many were made, or
+ * <0 for an operational error. */
+static int apply_fixes(struct pass3 *p)
+{
+	struct fsck *f = p->f;
+	struct tux3_volume *vol = f->vol;
+	int made = 0;
+
+	for (unsigned i = 0; i < p->nfix && !f->stop; i++) {
+		const struct tree_fix *x = &p->fix[i];
+		struct tree_loc loc;
+		char why[200];
+		int edit, err = locate(vol, x->tree, x->level, x->lo, x->block,
+				       p->buf, &loc);
+		if (!err && x->kind == FIX_ENTRIES)
+			err = apply_entries(vol, x->tree, &loc, x->block,
+					    x->lo, x->hi, p->buf);
+		else if (!err && plan_cut(x->tree, &loc, &edit, why,
+					  sizeof(why)))
+			err = apply_cut(vol, x->tree, &loc, edit, p->buf);
+		else if (!err)
+			err = -EUCLEAN;	/* earlier cuts left it alone */
+		if (err == -ENOENT || err == -EUCLEAN) {
+			/* the tree changed under it (an earlier repair of
+			 * this run): nothing was written, leave it */
+			tux3_clear_error(vol);
+			f->res->unfixed++;
+			fsck_info(f, "%s tree block %" PRIu64 " could not be "
+				  "cut out after the earlier repairs",
+				  tree_name(x->tree), x->block);
+			continue;
+		}
+		fsck_fixed(f, err);
+		if (err)
+			return err;
+		made++;
+	}
+	p->nfix = 0;
+	return made;
+}
+
 int fsck_pass3(struct fsck *f)
 {
 	struct tux3_walk_ops wops = { .site_error = tree_error,
 				      .inode = tree_inode };
+	struct pass3 p = { .f = f };
 	struct tux3_super_info si;
+	int err = 0;
+
 	tux3_super_info(f->vol, &si);
 	f->progress_max = si.usedinodes;
-	int err = tux3_walk(f->vol, &wops, f);
-	if (err < 0 && err != -EUCLEAN && err != -ECANCELED)
-		return err;
-	fsck_progress(f, f->progress, f->progress_max);
-	return 0;
+	if (!(p.buf = malloc(f->vol->blocksize)))
+		return -ENOMEM;
+	/* a repair can make subtrees reachable that were not walked (the
+	 * kept entries of a rebuilt node): walk again until nothing new */
+	for (p.round = 0; p.round < 4 && !f->stop; p.round++) {
+		err = tux3_walk(f->vol, &wops, &p);
+		if (err < 0 && err != -EUCLEAN && err != -ECANCELED)
+			break;
+		err = 0;
+		if (!p.round)
+			fsck_progress(f, f->progress, f->progress_max);
+		if (f->stop || !p.nfix)
+			break;
+		int made = apply_fixes(&p);
+		if (made < 0) {
+			err = made;
+			break;
+		}
+		if (!made)
+			break;
+	}
+	blockset_free(&p.reported);
+	free(p.fix);
+	free(p.buf);
+	return err;
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 #include "tux3.h"
 #include "endian.h"
+#include "record.h"
 
 #define TUX3_SB_OFFSET	4096
 #define TUX3_SB_LEN	4096
@@ -55,6 +56,8 @@ struct device {
 	/* test hook: called before every write (no cost when unset) */
 	void (*on_write)(void *ctx, uint64_t offset, size_t len);
 	void *hook_ctx;
+	/* the crash simulator's write recorder (record.h; NULL: none) */
+	struct recorder *rec;
 	bool blockdev;
 	uint64_t size;		/* bytes */
 	char *path;
@@ -65,6 +68,12 @@ void dev_close(struct device *dev);
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
 int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off);
 int dev_flush(struct device *dev);
+/* A mark from the library in the recorded trace (no cost unrecorded). */
+static inline void dev_mark(struct device *dev, unsigned mark)
+{
+	if (dev->rec)
+		rec_mark(dev->rec, mark, 0);
+}
 
 /* ---- packed roots (super.c) ---- */
 struct root {
@@ -313,6 +322,18 @@ int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 int filemap_set(struct tux3_volume *vol, struct inode *inode,
 		uint64_t logical, uint64_t physical, uint64_t count);
 
+/* Where a node sits in a traversal (btree_visit.bad_at): its range, and
+ * the index node above it with the entry that points at it. */
+struct btree_pos {
+	int level;		/* 0 = root */
+	uint64_t blocknr;
+	uint64_t lo, hi;	/* key range the parent gives it */
+	uint64_t parent;	/* TUX3_NONE for the root */
+	unsigned index;		/* entry in the parent */
+	bool twice;		/* reached a second time in this tree (a
+				 * cycle or a shared node): not read */
+};
+
 /* Whole-tree traversal (the walker's engine). Callbacks return 0 to go
  * on, >0 (bnode only) to skip the children, <0 to stop. */
 struct btree_visit {
@@ -322,6 +343,9 @@ struct btree_visit {
 		    const uint8_t *buf, uint64_t lo, uint64_t hi);
 	int (*bad)(void *ctx, struct btree *bt, int level, uint64_t blocknr,
 		   int err);
+	/* When set, called instead of bad, with where the node hangs. */
+	int (*bad_at)(void *ctx, struct btree *bt,
+		      const struct btree_pos *pos, int err);
 };
 int btree_traverse(struct btree *bt, const struct btree_visit *v, void *ctx);
 static inline uint8_t *cursor_leaf(struct cursor *c)
@@ -625,7 +649,10 @@ struct tux3_volume {
 
 	struct tux3_error error;
 	char **warnings;
+	uint8_t *warning_sources;	/* enum tux3_warning_source, per warning */
 	unsigned nwarnings;
+	enum tux3_warning_source warn_source;	/* of the step now running:
+						 * what vol_warn records */
 	uint8_t *scratch;		/* one block, short-lived use only */
 
 	/* our superblock extension record (superext.c), as read at open */
@@ -637,6 +664,8 @@ struct tux3_volume {
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,
 	      uint64_t inum, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+/* A warning of the open; its source is vol->warn_source, which the open
+ * sets at each step (volume_load). */
 void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Read a metadata block, honouring the replay overlay. */

@@ -47,27 +47,31 @@ int super_decode(const uint8_t *raw, struct disksuper *sb)
 	return 0;
 }
 
+/* Errors name the byte offset of the field at fault (the superblock
+ * area starts at TUX3_SB_OFFSET), so that a checker can tell them apart
+ * without reading the text. */
 static int check_tree_root(struct tux3_volume *vol, uint64_t packed,
-			   const char *name, bool required)
+			   const char *name, unsigned field, bool required)
 {
 	struct root r = root_unpack(packed);
+	uint64_t at = TUX3_SB_OFFSET + field;
 
 	if (!packed) {
 		if (required)
-			return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET + 40,
+			return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, at,
 					 "superblock: %s root is empty", name);
 		return 0;
 	}
 	if (r.direct)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, at,
 				 "superblock: %s root 0x%016" PRIx64
 				 " is marked direct", name, packed);
 	if (r.depth < 1 || r.depth > TUX3_MAX_DEPTH)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, at,
 				 "superblock: %s root depth %u out of range "
 				 "1..%u", name, r.depth, TUX3_MAX_DEPTH);
 	if (r.block < vol->reserved_blocks || r.block >= vol->volblocks)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, at,
 				 "superblock: %s root block %" PRIu64
 				 " outside the volume (%" PRIu64 " blocks)",
 				 name, r.block, vol->volblocks);
@@ -112,33 +116,40 @@ int super_check(struct tux3_volume *vol)
 				 PRIu64 " (truncated image?)", sb->volblocks,
 				 devblocks);
 	vol->volblocks = sb->volblocks;
-	if ((err = check_tree_root(vol, sb->iroot, "inode table", true)))
+	if ((err = check_tree_root(vol, sb->iroot, "inode table", 40, true)))
 		return err;
-	if ((err = check_tree_root(vol, sb->oroot, "orphan table", false)))
+	if ((err = check_tree_root(vol, sb->oroot, "orphan table", 48,
+				   false)))
 		return err;
 	if (sb->logcount > vol->volblocks)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 96,
 				 "superblock: logcount %u exceeds the volume",
 				 sb->logcount);
 	if (sb->logcount && (sb->logchain < vol->reserved_blocks ||
 			     sb->logchain >= vol->volblocks))
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 88,
 				 "superblock: logchain %" PRIu64
 				 " outside the volume", sb->logchain);
 	if (sb->usedinodes > TUX3_KEY_LIMIT)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 56,
 				 "superblock: usedinodes %" PRIu64
 				 " exceeds 2^48", sb->usedinodes);
 	if (sb->nextblock > vol->volblocks)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 64,
 				 "superblock: nextblock %" PRIu64
 				 " outside the volume", sb->nextblock);
 	if (sb->freeatom && sb->freeatom >= sb->atomgen)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 80,
 				 "superblock: freeatom %u not below atomgen %u",
 				 sb->freeatom, sb->atomgen);
 	if (sb->atomdictsize > ATOM_REFCOUNT_BASE)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET + 72,
 				 "superblock: atomdictsize %" PRIu64
 				 " overlaps the refcount table", sb->atomdictsize);
 	return 0;

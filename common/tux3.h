@@ -53,6 +53,20 @@ enum tux3_open_mode {
 	TUX3_OPEN_RDWR_NORECOVER,
 	TUX3_OPEN_RDWR,
 	TUX3_OPEN_NOREPLAY,
+	/* Flag bits ORed into a mode (the mode proper is the low byte). */
+	TUX3_OPEN_MODE_MASK = 0xff,
+	/*
+	 * SHARED_LOCK, with a writable mode: open the device for writing
+	 * under the shared volume lock instead of the exclusive one, and
+	 * without O_EXCL on a block device, so that a read-only user (a
+	 * read-only mount, a reader such as tux3debug) keeps its own shared
+	 * lock.  Writers using the flag still exclude one another (an OFD
+	 * write lock on the first byte).  Only for fsck repairing a volume
+	 * mounted read-only: the read-only user keeps its old view and must
+	 * remount.  No effect on RDONLY and NOREPLAY, which lock shared
+	 * anyway.
+	 */
+	TUX3_OPEN_SHARED_LOCK = 0x100,
 };
 
 struct tux3_volume;
@@ -92,6 +106,21 @@ void tux3_clear_error(struct tux3_volume *vol);
  * by a tolerant replay).  Index 0..count-1. */
 unsigned tux3_warning_count(const struct tux3_volume *vol);
 const char *tux3_warning(const struct tux3_volume *vol, unsigned i);
+/* What a warning is about: the step of the open that made it, so that a
+ * caller (fsck) can tell the superblock's own warnings from what replay
+ * or a no-replay open met, without reading the text. */
+enum tux3_warning_source {
+	TUX3_WARN_SUPER,	/* the superblock fields */
+	TUX3_WARN_EXTENSION,	/* our extension record (then treated as
+				 * absent) */
+	TUX3_WARN_REPLAY,	/* log replay (allocation conflicts) */
+	TUX3_WARN_NOREPLAY,	/* what a no-replay open could not read
+				 * (trees, free space, orphans) */
+	TUX3_WARN_OTHER,	/* after the open */
+};
+/* The source of warning i (TUX3_WARN_OTHER when i is out of range). */
+enum tux3_warning_source tux3_warning_source(const struct tux3_volume *vol,
+					     unsigned i);
 
 /* Allocation conflicts replay met (a record setting a bit already set,
  * or clearing a clear one): the first 1024 of them. */
@@ -350,6 +379,14 @@ int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
 		 const struct tux3_setattr *sa);
 
 const char *tux3_version(void);
+/* The interface version this header describes (tux3.h, tux3_walk.h,
+ * tux3_fsck.h: their functions, structures and constants); it changes
+ * whenever one changes incompatibly.  A tool compares what it was built
+ * with, TUX3_LIBRARY_VERSION, against what the library it runs with
+ * returns, tux3_library_version(): a mismatch is a shared-library error
+ * (fsck(8) exit 128). */
+#define TUX3_LIBRARY_VERSION 1
+int tux3_library_version(void);
 
 #ifdef __cplusplus
 }

@@ -60,6 +60,14 @@ struct tux3_walk_error {
 	tux3_ino_t owner;	/* the inode it belongs to (0: itree/otree) */
 	int level;		/* NODE and LEAF: 0 = root */
 	tux3_block_t block;	/* NODE and LEAF; TUX3_NONE otherwise */
+	/* NODE and LEAF: where it hangs, for a repair that cuts it out */
+	uint64_t lo, hi;	/* the key range its parent gives it */
+	tux3_block_t parent;	/* the index node pointing at it (TUX3_NONE
+				 * for a tree's root) ... */
+	unsigned index;		/* ... and the entry there */
+	int twice;		/* reached a second time in its tree (a cycle
+				 * or a node shared within the tree): the
+				 * block itself was not read */
 };
 
 struct tux3_walk_ops {

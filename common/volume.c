@@ -1,11 +1,15 @@
 /*
  * The volume: open (superblock, then replay), close, errors, statfs.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "internal.h"
 
 #ifndef TUX3_VERSION
@@ -15,6 +19,11 @@
 const char *tux3_version(void)
 {
 	return TUX3_VERSION;
+}
+
+int tux3_library_version(void)
+{
+	return TUX3_LIBRARY_VERSION;
 }
 
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,
@@ -46,9 +55,15 @@ void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
 	if (!n)
 		return;
 	vol->warnings = n;
+	uint8_t *src = realloc(vol->warning_sources, vol->nwarnings + 1);
+	if (!src)
+		return;
+	vol->warning_sources = src;
 	vol->warnings[vol->nwarnings] = strdup(buf);
-	if (vol->warnings[vol->nwarnings])
+	if (vol->warnings[vol->nwarnings]) {
+		src[vol->nwarnings] = (uint8_t)vol->warn_source;
 		vol->nwarnings++;
+	}
 }
 
 unsigned tux3_warning_count(const struct tux3_volume *vol)
@@ -59,6 +74,14 @@ unsigned tux3_warning_count(const struct tux3_volume *vol)
 const char *tux3_warning(const struct tux3_volume *vol, unsigned i)
 {
 	return i < vol->nwarnings ? vol->warnings[i] : NULL;
+}
+
+enum tux3_warning_source tux3_warning_source(const struct tux3_volume *vol,
+					     unsigned i)
+{
+	return i < vol->nwarnings ?
+	       (enum tux3_warning_source)vol->warning_sources[i] :
+	       TUX3_WARN_OTHER;
 }
 
 const struct tux3_error *tux3_last_error(const struct tux3_volume *vol)
@@ -196,10 +219,14 @@ static int volume_load(struct tux3_volume *vol)
 				 "cannot read the superblock (device too "
 				 "small?)");
 	super_decode(vol->sbraw, &vol->super);
+	/* each step's warnings carry the step as their source */
+	vol->warn_source = TUX3_WARN_SUPER;
 	if ((err = super_check(vol)))
 		return err;
+	vol->warn_source = TUX3_WARN_EXTENSION;
 	if ((err = superext_load(vol)))
 		return err;
+	vol->warn_source = TUX3_WARN_SUPER;
 	vol->iroot = root_unpack(vol->super.iroot);
 	vol->oroot = root_unpack(vol->super.oroot);
 	vol->freeblocks = vol->volblocks;
@@ -207,16 +234,79 @@ static int volume_load(struct tux3_volume *vol)
 	if (!vol->scratch)
 		return -ENOMEM;
 
-	if (vol->mode == TUX3_OPEN_NOREPLAY)
-		return volume_load_noreplay(vol);
+	if (vol->mode == TUX3_OPEN_NOREPLAY) {
+		vol->warn_source = TUX3_WARN_NOREPLAY;
+		err = volume_load_noreplay(vol);
+		vol->warn_source = TUX3_WARN_OTHER;
+		return err;
+	}
+	vol->warn_source = TUX3_WARN_REPLAY;
 	if ((err = replay_load_log(vol)) || (err = replay_stage1(vol)) ||
 	    (err = bitmap_init(vol)) || (err = replay_stage2(vol)) ||
 	    (err = orphans_resolve(vol)))
 		return err;
+	vol->warn_source = TUX3_WARN_OTHER;
 	vol->replayed = true;
 	if (vol->mode == TUX3_OPEN_RDWR)
 		return volume_ready_to_write(vol);
 	return 0;
+}
+
+/*
+ * TUX3_OPEN_SHARED_LOCK: the device was opened read-only under the shared
+ * lock (so without O_EXCL on a block device); make it writable without
+ * ever dropping that lock: a second, writable, descriptor of the same
+ * file takes the shared lock too, then replaces the first (dup3 closes
+ * the old description, and the old lock with it).  An OFD write lock on
+ * the first byte keeps two such writers apart; flock and OFD locks are
+ * independent, so readers and exclusive writers are unaffected.
+ */
+static int dev_write_shared(struct device *dev, char *err, size_t errlen)
+{
+	struct stat a, b;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 1 };
+	int e, fd = open(dev->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: cannot open for writing: %s",
+			 dev->path, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &a) < 0 || fstat(dev->fd, &b) < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", dev->path, strerror(e));
+		goto fail;
+	}
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		e = ESTALE;
+		snprintf(err, errlen, "%s: replaced while being opened",
+			 dev->path);
+		goto fail;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: volume is in use (an exclusive lock "
+			 "held by another process)", dev->path);
+		goto fail;
+	}
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+		e = errno == EAGAIN || errno == EACCES ? EBUSY : errno;
+		snprintf(err, errlen, "%s: another process is already writing "
+			 "it under a shared lock", dev->path);
+		goto fail;
+	}
+	if (dup3(fd, dev->fd, O_CLOEXEC) < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", dev->path, strerror(e));
+		goto fail;
+	}
+	close(fd);
+	dev->readonly = false;
+	return 0;
+fail:
+	close(fd);
+	return -e;
 }
 
 int tux3_open_err(const char *path, enum tux3_open_mode mode,
@@ -224,19 +314,28 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 {
 	char devmsg[512] = "";
 	struct tux3_volume *vol;
+	bool shared = mode & TUX3_OPEN_SHARED_LOCK;
 	int err;
 
 	*volp = NULL;
 	if (errlen)
 		errbuf[0] = 0;
+	/* the flags are the open's business; the volume keeps the mode */
+	mode &= TUX3_OPEN_MODE_MASK;
+	bool write = mode == TUX3_OPEN_RDWR_NORECOVER ||
+		     mode == TUX3_OPEN_RDWR;
 	vol = calloc(1, sizeof(*vol));
 	if (!vol)
 		return -ENOMEM;
 	vol->mode = mode;
 	tux3_clear_error(vol);
-	err = dev_open(&vol->dev, path, mode == TUX3_OPEN_RDWR_NORECOVER ||
-		       mode == TUX3_OPEN_RDWR,
-		       devmsg, sizeof(devmsg));
+	err = dev_open(&vol->dev, path, write && !shared, devmsg,
+		       sizeof(devmsg));
+	if (!err && write && shared) {
+		err = dev_write_shared(&vol->dev, devmsg, sizeof(devmsg));
+		if (err)
+			dev_close(&vol->dev);
+	}
 	if (err) {
 		snprintf(errbuf, errlen, "%s", devmsg);
 		free(vol);
@@ -301,6 +400,7 @@ void tux3_close(struct tux3_volume *vol)
 	for (unsigned i = 0; i < vol->nwarnings; i++)
 		free(vol->warnings[i]);
 	free(vol->warnings);
+	free(vol->warning_sources);
 	free(vol->scratch);
 	dev_close(&vol->dev);
 	free(vol);

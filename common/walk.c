@@ -48,7 +48,7 @@ static int contain(struct walk *w, int err, enum tux3_walk_site site)
 {
 	struct tux3_walk_error e = {
 		.site = site, .tree = TUX3_TREE_ITREE, .owner = w->inum,
-		.block = TUX3_NONE,
+		.block = TUX3_NONE, .parent = TUX3_NONE,
 	};
 	return contain_at(w, err, &e);
 }
@@ -64,7 +64,7 @@ static int contain_root(struct walk *w, struct btree *bt, int err)
 		return err;
 	struct tux3_walk_error e = {
 		.site = TUX3_SITE_ROOT, .tree = tree_of(bt),
-		.owner = bt->owner, .block = TUX3_NONE,
+		.owner = bt->owner, .block = TUX3_NONE, .parent = TUX3_NONE,
 	};
 	return contain_at(w, err, &e);
 }
@@ -144,14 +144,16 @@ static int visit_bnode(void *ctx, struct btree *bt, int level,
 	return w->ops->bnode(w->ctx, &n);
 }
 
-static int visit_bad(void *ctx, struct btree *bt, int level, uint64_t blocknr,
+static int visit_bad(void *ctx, struct btree *bt, const struct btree_pos *pos,
 		     int err)
 {
 	struct tux3_walk_error e = {
-		.site = level == (int)bt->root.depth - 1 ? TUX3_SITE_LEAF :
-			TUX3_SITE_NODE,
-		.tree = tree_of(bt), .owner = bt->owner, .level = level,
-		.block = blocknr,
+		.site = pos->level == (int)bt->root.depth - 1 ?
+			TUX3_SITE_LEAF : TUX3_SITE_NODE,
+		.tree = tree_of(bt), .owner = bt->owner, .level = pos->level,
+		.block = pos->blocknr, .lo = pos->lo, .hi = pos->hi,
+		.parent = pos->parent, .index = pos->index,
+		.twice = pos->twice,
 	};
 	return contain_at(ctx, err, &e);
 }
@@ -215,7 +217,7 @@ static int visit_dirent(void *ctx, const struct dirent_info *d)
 static int walk_inode_data(struct walk *w, struct inode *inode)
 {
 	static const struct btree_visit dvisit = {
-		.bnode = visit_bnode, .leaf = visit_dleaf, .bad = visit_bad,
+		.bnode = visit_bnode, .leaf = visit_dleaf, .bad_at = visit_bad,
 	};
 	struct tux3_volume *vol = w->vol;
 	struct root r = root_unpack(inode->dtree);
@@ -235,7 +237,7 @@ static int walk_inode_data(struct walk *w, struct inode *inode)
 				    .owner = inode->inum };
 		err = contain_root(w, &bt, btree_traverse(&bt, &dvisit, w));
 		if (err == -EUCLEAN)
-			err = 0;	/* already reported through .bad */
+			err = 0;	/* already reported through .bad_at */
 	}
 	if (err < 0)
 		return err;
@@ -311,10 +313,10 @@ int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	      void *ctx)
 {
 	static const struct btree_visit ivisit = {
-		.bnode = visit_bnode, .leaf = visit_ileaf, .bad = visit_bad,
+		.bnode = visit_bnode, .leaf = visit_ileaf, .bad_at = visit_bad,
 	};
 	static const struct btree_visit ovisit = {
-		.bnode = visit_bnode, .leaf = visit_oleaf, .bad = visit_bad,
+		.bnode = visit_bnode, .leaf = visit_oleaf, .bad_at = visit_bad,
 	};
 	unsigned cap = bnode_capacity(vol->blocksize);
 	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,

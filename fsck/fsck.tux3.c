@@ -1,18 +1,33 @@
 /*
  * fsck.tux3: check and repair a Tux3 volume under the fsck(8) contract.
- * The passes and the problem table are the library's (common/fsck.c);
+ * The passes and the problem table are the library's (common/fsck*.c);
  * this is the front end: options, questions, exit codes, progress,
- * timing, the mounted-device check and signals.
+ * timing, whether the volume is in use (mounted, or locked by another
+ * process) and signals.
+ *
+ * In use, from /proc/self/mountinfo (FSCK_TUX3_MOUNTINFO for tests) and
+ * the volume lock libtux3 takes (flock: shared for readers, exclusive for
+ * writers):
+ *   read-write (a rw mount, or an exclusive lock): never repaired (exit
+ *     8); -n checks a rw mount with a warning, and cannot open a volume a
+ *     writer has locked (exit 8).
+ *   read-only (a ro mount, or only shared locks): repaired under the read-
+ *     only user's shared lock (TUX3_FSCK_REPAIR_MOUNTED_RO); a repair adds
+ *     2 to the exit code: that user still has the old state, reboot or
+ *     remount.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -21,23 +36,43 @@
 #include "tux3.h"
 #include "tux3_fsck.h"
 
+/* fsck(8): the exit code is the sum of these */
 enum {
 	EXIT_CLEAN = 0, EXIT_CORRECTED = 1, EXIT_REBOOT = 2,
 	EXIT_UNCORRECTED = 4, EXIT_OPERATIONAL = 8, EXIT_USAGE = 16,
-	EXIT_CANCELLED = 32,
+	EXIT_CANCELLED = 32, EXIT_LIBRARY = 128,
 };
+
+/* How another user has the volume. */
+enum use { USE_NONE, USE_RO, USE_RW };
 
 static volatile sig_atomic_t got_signal;
 
 struct opts {
 	int preen, no, yes, force, verbose, timing;
-	int progress_fd;	/* -1 none */
+	int progress_fd;	/* -1 none, 0 a bar on the terminal */
 	const char *device;
 	int interactive;
 	FILE *tty;
 	int unexpected;		/* -p met a problem it may not fix */
-	struct timespec t0;
-	int test_kill_pass;	/* FSCK_TUX3_TEST_SIGNAL_PASS: raise SIGINT */
+	int test_kill_pass;	/* FSCK_TUX3_TEST_SIGNAL_PASS=N[:TERM]: */
+	int test_kill_sig;	/* raise SIGINT (SIGTERM) as pass N begins */
+	/* -t */
+	struct timespec t0, start;
+	long rss0;		/* peak RSS when the previous pass ended */
+	/* -C 0 */
+	int bar;		/* drawing (stdout is a terminal) */
+	int bar_shown;		/* a bar is on the screen now */
+	int bar_len;		/* its width in characters */
+	int bar_permille;	/* last drawn */
+	struct timespec bar_time;
+	unsigned pass, pass_base;	/* weight of the passes before */
+};
+
+/* Share of the whole run per pass, for the -C 0 bar (sums to 100). */
+static const unsigned pass_weight[TUX3_FSCK_PASSES + 1] = {
+	[1] = 2, [2] = 8, [3] = 20, [4] = 25, [5] = 20, [6] = 4, [7] = 3,
+	[8] = 16, [9] = 2,
 };
 
 static void on_signal(int sig)
@@ -54,11 +89,105 @@ static void usage(void)
 		"  -n       check only: open read-only, answer no\n"
 		"  -y       answer yes to every question\n"
 		"  -f       check even a volume that looks clean\n"
-		"  -C fd    progress lines \"pass current max device\" on fd\n"
+		"  -C fd    progress lines \"pass current max device\" on fd;\n"
+		"           -C 0: a progress bar on the terminal\n"
 		"  -v       verbose\n"
 		"  -V       print the version and exit\n"
 		"  -t       time and peak memory per pass\n");
 }
+
+static double since(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) +
+	       (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static long peak_rss(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;	/* KiB on Linux */
+}
+
+/* ---- the -C 0 progress bar ---- */
+
+static void bar_clear(struct opts *o)
+{
+	if (!o->bar_shown)
+		return;
+	printf("\r%*s\r", o->bar_len, "");
+	fflush(stdout);
+	o->bar_shown = 0;
+}
+
+static void bar_draw(struct opts *o, int permille, bool force)
+{
+	if (!o->bar || got_signal)
+		return;
+	if (!force && o->bar_shown && (permille == o->bar_permille ||
+	    (permille < 1000 && since(&o->bar_time) < 0.1)))
+		return;
+	struct winsize ws;
+	int cols = 80;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 20)
+		cols = ws.ws_col;
+	/* "device: |====      | 45.0%", one column short of the line: the
+	 * bar at least 10 wide, the name cut from the left if need be */
+	const char *name = o->device;
+	int namelen = (int)strlen(name), width;
+	if (namelen > cols - 1 - 11 - 10) {
+		name += namelen - (cols - 1 - 11 - 10);
+		namelen = cols - 1 - 11 - 10;
+	}
+	width = cols - 1 - namelen - 11;
+	if (width > 70)
+		width = 70;
+	if (permille < 0)
+		permille = 0;
+	if (permille > 1000)
+		permille = 1000;
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%s: |", name);
+	int fill = width * permille / 1000;
+	for (int i = 0; i < width && n < (int)sizeof(line) - 16; i++)
+		line[n++] = i < fill ? '=' : ' ';
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "| %5.1f%%",
+		      permille / 10.0);
+	printf("\r%s", line);
+	fflush(stdout);
+	if (n > o->bar_len)
+		o->bar_len = n;
+	o->bar_shown = 1;
+	o->bar_permille = permille;
+	clock_gettime(CLOCK_MONOTONIC, &o->bar_time);
+}
+
+static int bar_permille(const struct opts *o, uint64_t cur, uint64_t max)
+{
+	unsigned w = o->pass <= TUX3_FSCK_PASSES ? pass_weight[o->pass] : 0;
+	double in = max ? (double)(cur > max ? max : cur) / (double)max : 0;
+	return (int)((o->pass_base + w * in) * 10);
+}
+
+/* Every line to stdout goes through here: the bar makes way. */
+static void say(struct opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(struct opts *o, const char *fmt, ...)
+{
+	va_list ap;
+	bool redraw = o->bar_shown;
+	bar_clear(o);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	if (redraw)
+		bar_draw(o, o->bar_permille, true);
+}
+
+/* ---- engine callbacks ---- */
 
 static int cancelled(void *ctx)
 {
@@ -70,26 +199,28 @@ static void pass_begin(void *ctx, unsigned pass, const char *title)
 {
 	struct opts *o = ctx;
 	if (o->test_kill_pass && (int)pass == o->test_kill_pass)
-		raise(SIGINT);
+		raise(o->test_kill_sig);
 	clock_gettime(CLOCK_MONOTONIC, &o->t0);
+	o->pass_base = 0;
+	for (unsigned i = 1; i < pass && i <= TUX3_FSCK_PASSES; i++)
+		o->pass_base += pass_weight[i];
+	o->pass = pass;
 	if (!o->preen)
-		printf("Pass %u: %s\n", pass, title);
-	fflush(stdout);
+		say(o, "Pass %u: %s\n", pass, title);
+	bar_draw(o, bar_permille(o, 0, 0), true);
 }
 
 static void pass_end(void *ctx, unsigned pass)
 {
 	struct opts *o = ctx;
+	bar_draw(o, bar_permille(o, 1, 1), false);
 	if (!o->timing)
 		return;
-	struct timespec t1;
-	struct rusage ru;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	getrusage(RUSAGE_SELF, &ru);
-	double s = (double)(t1.tv_sec - o->t0.tv_sec) +
-		   (double)(t1.tv_nsec - o->t0.tv_nsec) / 1e9;
-	printf("Pass %u: time %.3f s, peak memory %ld KiB\n", pass, s,
-	       ru.ru_maxrss);
+	/* growth since the previous pass ended: the passes add up */
+	long rss = peak_rss();
+	say(o, "Pass %u: time %.3f s, peak memory %ld KiB (+%ld KiB)\n",
+	    pass, since(&o->t0), rss, rss - o->rss0);
+	o->rss0 = rss;
 }
 
 static void progress(void *ctx, unsigned pass, uint64_t cur, uint64_t max)
@@ -98,13 +229,7 @@ static void progress(void *ctx, unsigned pass, uint64_t cur, uint64_t max)
 	if (o->progress_fd < 0)
 		return;
 	if (o->progress_fd == 0) {
-		if (isatty(1)) {
-			printf("\rPass %u: %3u%%", pass, max ?
-			       (unsigned)(cur * 100 / max) : 100);
-			if (cur >= max)
-				printf("\r              \r");
-			fflush(stdout);
-		}
+		bar_draw(o, bar_permille(o, cur, max), false);
 		return;
 	}
 	dprintf(o->progress_fd, "%u %" PRIu64 " %" PRIu64 " %s\n", pass, cur,
@@ -116,10 +241,14 @@ static void info(void *ctx, unsigned pass, const char *text)
 	struct opts *o = ctx;
 	(void)pass;
 	/* pending orphans are always shown; replay details with -v */
-	if (strstr(text, "orphan"))
-		printf(o->preen ? "%s: %s\n" : "%.0s%s\n", o->device, text);
-	else if (o->verbose)
-		printf("%s\n", text);
+	if (strstr(text, "orphan")) {
+		if (o->preen)
+			say(o, "%s: %s\n", o->device, text);
+		else
+			say(o, "%s\n", text);
+	} else if (o->verbose) {
+		say(o, "%s\n", text);
+	}
 }
 
 /* The answer: -n no, -y yes, -p yes when preen-safe, else ask. */
@@ -128,91 +257,227 @@ static int problem(void *ctx, const struct tux3_fsck_problem *p)
 	struct opts *o = ctx;
 	if (o->preen) {
 		if (!p->def->preen_ok || !p->fixable) {
-			printf("%s: %s\n", o->device, p->text);
+			say(o, "%s: %s\n", o->device, p->text);
 			o->unexpected = 1;
 			return -1;
 		}
-		printf("%s: %s.  FIXED.\n", o->device, p->text);
+		say(o, "%s: %s.  FIXED.\n", o->device, p->text);
 		return 1;
 	}
-	printf("%s (%s)\n", p->text, p->def->code);
+	say(o, "%s (%s)\n", p->text, p->def->code);
 	if (!p->fixable && (!p->def->fix || !o->no)) {
-		printf("  cannot be fixed\n");
+		say(o, "  cannot be fixed\n");
 		return 0;
 	}
 	if (o->no) {
-		printf("  %s? no\n", p->def->fix);
+		say(o, "  %s? no\n", p->def->fix);
 		return 0;
 	}
 	if (o->yes) {
-		printf("  %s? yes\n", p->def->fix);
+		say(o, "  %s? yes\n", p->def->fix);
 		return 1;
 	}
+	bool redraw = o->bar_shown;
+	bar_clear(o);
+	int answer = -1;
 	for (;;) {
 		char line[64];
 		fprintf(o->tty, "  %s<y>? ", p->def->fix);
 		fflush(o->tty);
 		if (!fgets(line, sizeof(line), o->tty) || got_signal)
-			return -1;
-		if (line[0] == '\n' || line[0] == 'y' || line[0] == 'Y')
-			return 1;
-		if (line[0] == 'n' || line[0] == 'N')
-			return 0;
+			break;
+		if (line[0] == '\n' || line[0] == 'y' || line[0] == 'Y') {
+			answer = 1;
+			break;
+		}
+		if (line[0] == 'n' || line[0] == 'N') {
+			answer = 0;
+			break;
+		}
 	}
+	if (redraw)
+		bar_draw(o, o->bar_permille, true);
+	return answer;
 }
 
-/* 0 not mounted, 1 read-only, 2 read-write, <0 unknown */
-static int mount_state(const char *device)
+/* ---- is the volume in use? ---- */
+
+struct mount {
+	enum use use;
+	char point[PATH_MAX];	/* where (the first match of that kind) */
+	char fstype[64];
+};
+
+/* mountinfo writes space, tab, newline and backslash as \ooo */
+static void unescape(char *s)
 {
-	struct stat dst, mst;
+	char *d = s;
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = 0;
+}
+
+static bool has_option(const char *opts, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = opts; p && *p; p = strchr(p, ',') ?
+	     strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0))
+			return true;
+	return false;
+}
+
+/* Is the block device rdev a loop device backed by the file real? */
+static bool loop_backs(dev_t rdev, const char *real)
+{
+	char path[96], line[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(rdev), minor(rdev));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool same = false;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		same = real[0] && !strcmp(line, real);
+	}
+	fclose(f);
+	return same;
+}
+
+/* Is the mount source src (device maj:min) the volume dst (path real)? */
+static bool same_volume(const struct stat *dst, const char *real,
+			unsigned maj, unsigned min, const char *src)
+{
+	struct stat sst;
+	if (S_ISBLK(dst->st_mode) && major(dst->st_rdev) == maj &&
+	    minor(dst->st_rdev) == min)
+		return true;
+	if (src[0] != '/')
+		return false;
+	if (real[0] && !strcmp(src, real))
+		return true;
+	if (stat(src, &sst))
+		return false;
+	if (S_ISBLK(dst->st_mode))
+		return S_ISBLK(sst.st_mode) && sst.st_rdev == dst->st_rdev;
+	if (S_ISREG(sst.st_mode))	/* a FUSE mount names its image */
+		return sst.st_dev == dst->st_dev && sst.st_ino == dst->st_ino;
+	if (S_ISBLK(sst.st_mode))	/* a loop device over the image */
+		return loop_backs(sst.st_rdev, real);
+	return false;
+}
+
+/*
+ * Fields of a mountinfo line: id parent maj:min root mountpoint options
+ * [optional fields...] - fstype source super-options.  Read-write needs
+ * both the mount's options and the superblock's to say so.
+ */
+static void mount_state(const char *device, const struct stat *dst,
+			struct mount *m)
+{
 	char real[PATH_MAX];
-	if (stat(device, &dst))
-		return -errno;
+	const char *path = getenv("FSCK_TUX3_MOUNTINFO");
+
+	memset(m, 0, sizeof(*m));
 	if (!realpath(device, real))
 		real[0] = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "r");
+	FILE *f = fopen(path && *path ? path : "/proc/self/mountinfo", "r");
 	if (!f)
-		return 0;
+		return;
 	char *line = NULL;
 	size_t cap = 0;
-	int state = 0;
 	while (getline(&line, &cap, f) > 0) {
+		char *field[16], *save = NULL, *t;
+		int n = 0, dash = -1;
 		unsigned maj, min;
-		char opts[256], src[PATH_MAX];
-		if (sscanf(line, "%*u %*u %u:%u %*s %*s %255s", &maj, &min,
-			   opts) != 3)
+		line[strcspn(line, "\n")] = 0;
+		for (t = strtok_r(line, " ", &save); t && n < 16;
+		     t = strtok_r(NULL, " ", &save)) {
+			if (dash < 0 && n >= 6 && !strcmp(t, "-"))
+				dash = n;
+			field[n++] = t;
+		}
+		if (dash < 0 || n < dash + 3 ||
+		    sscanf(field[2], "%u:%u", &maj, &min) != 2)
 			continue;
-		char *dash = strstr(line, " - ");
-		if (!dash || sscanf(dash, " - %*s %4095s", src) != 1)
+		char *point = field[4], *opts = field[5];
+		char *fstype = field[dash + 1], *src = field[dash + 2];
+		const char *sopts = n > dash + 3 ? field[dash + 3] : "";
+		unescape(point);
+		unescape(src);
+		if (!same_volume(dst, real, maj, min, src))
 			continue;
-		bool match = false;
-		if (S_ISBLK(dst.st_mode) && major(dst.st_rdev) == maj &&
-		    minor(dst.st_rdev) == min)
-			match = true;
-		if (real[0] && !strcmp(src, real))
-			match = true;
-		if (!match && S_ISREG(dst.st_mode) && src[0] == '/' &&
-		    !stat(src, &mst) && mst.st_ino == dst.st_ino &&
-		    mst.st_dev == dst.st_dev)
-			match = true;
-		if (!match)
-			continue;
-		int rw = !strncmp(opts, "rw", 2) && (opts[2] == 0 ||
-						     opts[2] == ',');
-		if ((rw ? 2 : 1) > state)
-			state = rw ? 2 : 1;
+		enum use use = has_option(opts, "rw") &&
+			       !has_option(sopts, "ro") ? USE_RW : USE_RO;
+		if (use > m->use) {
+			m->use = use;
+			snprintf(m->point, sizeof(m->point), "%s", point);
+			snprintf(m->fstype, sizeof(m->fstype), "%s", fstype);
+		}
 	}
 	free(line);
 	fclose(f);
-	return state;
 }
+
+/*
+ * The volume lock, probed without keeping it: USE_RW if another process
+ * holds it exclusively (a writer), USE_RO if only shared (readers; asked
+ * only when readers matter: the exclusive probe would briefly turn a new
+ * reader away), USE_NONE if free or unknown.
+ */
+static enum use lock_state(const char *device, bool want_readers)
+{
+	int fd = open(device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	enum use use = USE_NONE;
+	if (fd < 0)
+		return USE_NONE;
+	if (flock(fd, LOCK_SH | LOCK_NB))
+		use = errno == EWOULDBLOCK ? USE_RW : USE_NONE;
+	else if (want_readers && flock(fd, LOCK_EX | LOCK_NB))
+		use = errno == EWOULDBLOCK ? USE_RO : USE_NONE;
+	close(fd);
+	return use;
+}
+
+/* ---- main ---- */
 
 int main(int argc, char **argv)
 {
 	struct opts o = { .progress_fd = -1 };
 	int c;
 
+	/* first: a signal from now on cancels instead of killing */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	clock_gettime(CLOCK_MONOTONIC, &o.start);
+	o.rss0 = peak_rss();
+
+	/* The library must be the one this was built with (exit 128, a
+	 * shared-library error, as fsck(8) defines it).  Test hook:
+	 * FSCK_TUX3_TEST_LIBRARY_VERSION claims another build version. */
+	int built = TUX3_LIBRARY_VERSION;
+	const char *hook = getenv("FSCK_TUX3_TEST_LIBRARY_VERSION");
+	if (hook && *hook)
+		built = atoi(hook);
+	if (tux3_library_version() != built) {
+		fprintf(stderr, "fsck.tux3: built for libtux3 interface %d, "
+			"but libtux3 %s has interface %d: shared-library "
+			"error\n", built, tux3_version(),
+			tux3_library_version());
+		return EXIT_LIBRARY;
+	}
+
 	opterr = 0;
 	while ((c = getopt(argc, argv, "apnyfC:vVt")) != -1) {
 		switch (c) {
@@ -223,25 +488,32 @@ int main(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 't': o.timing = 1; break;
 		case 'V':
-			printf("fsck.tux3 %s (libtux3 %s)\n", tux3_version(),
-			       tux3_version());
+			printf("fsck.tux3 %s (libtux3 %s, interface %d)\n",
+			       tux3_version(), tux3_version(),
+			       tux3_library_version());
 			return EXIT_CLEAN;
 		case 'C': {
 			char *end;
+			errno = 0;
 			long fd = strtol(optarg, &end, 10);
-			if (*end || fd < 0 || fd > INT_MAX) {
-				if (*end || fd > INT_MAX) {
-					usage();
-					return EXIT_USAGE;
-				}
-				fd = -1;	/* negative: hidden */
+			if (end == optarg || *end || errno || fd > INT_MAX ||
+			    fd < -INT_MAX) {
+				fprintf(stderr, "fsck.tux3: -C %s: not a file "
+					"descriptor number\n", optarg);
+				usage();
+				return EXIT_USAGE;
 			}
-			o.progress_fd = (int)fd;
+			/* negative: progress hidden (as e2fsck) */
+			o.progress_fd = fd < 0 ? -1 : (int)fd;
 			break;
 		}
 		default:
-			fprintf(stderr, "fsck.tux3: invalid option -- '%c'\n",
-				optopt);
+			if (optopt == 'C')
+				fprintf(stderr, "fsck.tux3: -C needs a file "
+					"descriptor\n");
+			else
+				fprintf(stderr, "fsck.tux3: invalid option -- "
+					"'%c'\n", optopt);
 			usage();
 			return EXIT_USAGE;
 		}
@@ -256,9 +528,17 @@ int main(int argc, char **argv)
 			"given\n");
 		return EXIT_USAGE;
 	}
+	if (o.progress_fd > 0 && fcntl(o.progress_fd, F_GETFL) < 0) {
+		fprintf(stderr, "fsck.tux3: -C %d: %s\n", o.progress_fd,
+			strerror(errno));
+		return EXIT_OPERATIONAL;
+	}
+	o.bar = o.progress_fd == 0 && isatty(STDOUT_FILENO);
 	const char *k = getenv("FSCK_TUX3_TEST_SIGNAL_PASS");
-	if (k)
+	if (k) {
 		o.test_kill_pass = atoi(k);
+		o.test_kill_sig = strstr(k, ":TERM") ? SIGTERM : SIGINT;
+	}
 
 	struct stat st;
 	if (stat(o.device, &st)) {
@@ -267,32 +547,63 @@ int main(int argc, char **argv)
 		return EXIT_OPERATIONAL;
 	}
 	if (!o.no && !o.yes && !o.preen) {
-		if (!isatty(0) || !(o.tty = fopen("/dev/tty", "r+"))) {
+		if (!isatty(STDIN_FILENO) ||
+		    !(o.tty = fopen("/dev/tty", "r+"))) {
 			fprintf(stderr, "fsck.tux3: need a terminal for "
-				"interactive repairs\n");
+				"interactive repairs (or give -n, -y or -p)\n");
 			return EXIT_OPERATIONAL;
 		}
 		o.interactive = 1;
 	}
-	int mounted = mount_state(o.device);
-	if (mounted == 2 && !o.no) {
-		fprintf(stderr, "fsck.tux3: %s is mounted read-write: cannot "
-			"repair it\n", o.device);
-		return EXIT_OPERATIONAL;
-	}
 
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* In use?  A mount first (it names a place), then the lock. */
+	struct mount m;
+	mount_state(o.device, &st, &m);
+	enum use lock = lock_state(o.device, !o.no && m.use == USE_NONE);
+	enum use use = m.use > lock ? m.use : lock;
+	int status = EXIT_OPERATIONAL;
+	if (lock == USE_RW) {
+		/* a writer: the library would not even open it to read */
+		fprintf(stderr, "fsck.tux3: %s is in use read-write: another "
+			"process holds the volume lock exclusively; cannot "
+			"%s it now\n", o.device, o.no ? "check" : "repair");
+		goto out;
+	} else if (use == USE_RW && !o.no) {
+		fprintf(stderr, "fsck.tux3: %s is mounted read-write on %s "
+			"(%s): cannot repair it (unmount it, or check it with "
+			"-n)\n", o.device, m.point, m.fstype);
+		goto out;
+	} else if (use == USE_RW) {
+		fprintf(stderr, "fsck.tux3: warning: %s is mounted read-write "
+			"on %s (%s): it may change while it is checked, so the "
+			"results may be inconsistent\n", o.device, m.point,
+			m.fstype);
+	} else if (use == USE_RO && !o.no && !o.preen) {
+		if (m.use == USE_RO)
+			fprintf(stderr, "fsck.tux3: %s is mounted read-only on "
+				"%s (%s): repairs leave that mount with the "
+				"old state until it is remounted\n", o.device,
+				m.point, m.fstype);
+		else
+			fprintf(stderr, "fsck.tux3: %s is open read-only by "
+				"another process: repairs leave it with the "
+				"old state until it reopens the volume\n",
+				o.device);
+	}
 
 	struct tux3_fsck_result res;
 	if (!o.force) {
 		int sealed = tux3_fsck_sealed(o.device, &res);
+		if (got_signal) {
+			status = EXIT_CANCELLED;
+			goto out;
+		}
 		if (sealed > 0) {
 			printf("%s: clean, %" PRIu64 " files, %" PRIu64
 			       "/%" PRIu64 " blocks\n", o.device, res.files,
 			       res.usedblocks, res.blocks);
-			return EXIT_CLEAN;
+			status = EXIT_CLEAN;
+			goto out;
 		}
 	}
 
@@ -301,42 +612,61 @@ int main(int argc, char **argv)
 		.problem = problem, .info = info, .progress = progress,
 		.cancelled = cancelled,
 	};
+	enum tux3_fsck_mode mode = o.no ? TUX3_FSCK_CHECK :
+		use == USE_RO ? TUX3_FSCK_REPAIR_MOUNTED_RO : TUX3_FSCK_REPAIR;
 	char err[600];
-	int rc = tux3_fsck_run(o.device, o.no ? TUX3_FSCK_CHECK :
-			       TUX3_FSCK_REPAIR, &ops, &o, &res, err,
+	int rc = tux3_fsck_run(o.device, mode, &ops, &o, &res, err,
 			       sizeof(err));
-	if (o.tty)
-		fclose(o.tty);
+	bar_clear(&o);
 	if (rc < 0) {
 		fprintf(stderr, "fsck.tux3: %s\n", err[0] ? err :
 			strerror(-rc));
-		return EXIT_OPERATIONAL;
+		status = EXIT_OPERATIONAL;
+		goto out;
 	}
-	if (res.cancelled || got_signal) {
-		printf("%s: cancelled; nothing was written\n", o.device);
-		return EXIT_CANCELLED;
+	/* a signal after the engine's last poll came too late: the run
+	 * finished (repairs committed), and its result stands; a signal
+	 * that broke a question aborted the run: cancelled too */
+	if (res.cancelled || (res.aborted && got_signal)) {
+		printf("%s: cancelled; nothing was committed\n", o.device);
+		status = EXIT_CANCELLED;
+		goto out;
 	}
 	if (o.unexpected) {
 		printf("\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
 		       "\t(i.e., without -a or -p options)\n", o.device);
-		return EXIT_UNCORRECTED;
+		status = EXIT_UNCORRECTED;
+		goto out;
 	}
 	if (res.aborted) {
-		printf("%s: stopped; nothing was written\n", o.device);
-		return EXIT_UNCORRECTED;
+		printf("%s: stopped; nothing was committed\n", o.device);
+		status = EXIT_UNCORRECTED;
+		goto out;
 	}
 	if (res.modified && res.fixed)
 		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n",
 		       o.device);
+	bool stale = res.modified && use == USE_RO;
+	if (stale)
+		printf("%s: ***** REBOOT SYSTEM *****\n"
+		       "\t(%s still has the old state: remount it)\n",
+		       o.device, m.use == USE_RO ? m.point :
+		       "its read-only user");
 	printf("%s: %" PRIu64 " files, %" PRIu64 "/%" PRIu64 " blocks",
 	       o.device, res.files, res.usedblocks, res.blocks);
 	if (res.found)
 		printf(", %u problem%s found, %u fixed", res.found,
 		       res.found == 1 ? "" : "s", res.fixed);
 	printf("\n");
-	if (res.unfixed)
-		return EXIT_UNCORRECTED;
-	if (res.fixed)
-		return EXIT_CORRECTED | (mounted == 1 ? EXIT_REBOOT : 0);
-	return EXIT_CLEAN;
+	status = res.unfixed ? EXIT_UNCORRECTED :
+		 res.fixed ? EXIT_CORRECTED : EXIT_CLEAN;
+	if (stale)
+		status |= EXIT_REBOOT;
+out:
+	if (o.tty)
+		fclose(o.tty);
+	if (o.timing && status != EXIT_OPERATIONAL)
+		printf("Total: time %.3f s, peak memory %ld KiB\n",
+		       since(&o.start), peak_rss());
+	return status;
 }

@@ -2,12 +2,16 @@
 # make bench: build the same tree into an image with mkfs.tux3 -d,
 # mke2fs -t ext4 -d and mkfs.btrfs --rootdir, and print per tool the wall
 # time, the peak RSS and the allocated size of the image, with ratios to
-# mkfs.tux3.  Installs e2fsprogs, btrfs-progs and GNU time when missing
-# (as root).  Not part of the test count.
+# mkfs.tux3.  Then, on the images of /usr/include, the read-only checks:
+# fsck.tux3 -fn, e2fsck -fn and btrfs check --readonly, wall time (best
+# of 3, warm cache) and peak RSS with ratios to fsck.tux3.  Installs
+# e2fsprogs, btrfs-progs and GNU time when missing (as root).  Not part
+# of the test count.
 set -u
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkfs_tux3="$top/$build/mkfs.tux3"
+fsck_tux3="$top/$build/fsck.tux3"
 work=$(mktemp -d /tmp/tux3-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -40,6 +44,51 @@ measure() {
 	echo "$1 $2 $(du -k "$img" | cut -f1)"
 }
 
+# One read-only check of an existing image: prints "seconds rss_kib", the
+# best wall time of 3 runs (ns clock: these take milliseconds) and the
+# largest peak RSS (GNU time %M), or "fail" if the check did not exit 0.
+check() {
+	best="" rss=0
+	for run in 1 2 3; do
+		t0=$(date +%s%N)
+		/usr/bin/time -f "%M" -o "$work/time" "$@" >/dev/null \
+			2>"$work/err" || { echo "fail"; return; }
+		t1=$(date +%s%N)
+		ns=$((t1 - t0))
+		{ [ -z "$best" ] || [ $ns -lt $best ]; } && best=$ns
+		r=$(tail -1 "$work/time")
+		[ "$r" -gt "$rss" ] && rss=$r
+	done
+	echo "$(awk "BEGIN{printf \"%.4f\", $best / 1e9}") $rss"
+}
+
+# fsck table: the images t.img, e.img and b.img of one tree
+fsck_bench() {
+	tt=fail ee=fail bb=fail
+	[ "$t" != fail ] && [ -x "$fsck_tux3" ] &&
+		tt=$(check "$fsck_tux3" -fn "$work/t.img")
+	[ "$e" != fail ] && command -v e2fsck >/dev/null 2>&1 &&
+		ee=$(check e2fsck -fn "$work/e.img")
+	[ "$b" != fail ] && command -v btrfs >/dev/null 2>&1 &&
+		bb=$(check btrfs check --readonly "$work/b.img")
+	echo "-- read-only check of the same images (best of 3, warm cache)"
+	printf '%-22s %9s %10s %8s %8s\n' check seconds "rss KiB" "time x" "rss x"
+	for row in "fsck.tux3 -fn:$tt" "e2fsck -fn:$ee" \
+		   "btrfs check --readonly:$bb"; do
+		name=${row%%:*}; vals=${row#*:}
+		if [ "$vals" = fail ] || [ "$tt" = fail ]; then
+			printf '%-22s %s\n' "$name" "failed or not installed"
+			continue
+		fi
+		set -- $vals; s=$1 r=$2
+		set -- $tt; ts=$1 tr=$2
+		printf '%-22s %9s %10s %8s %8s\n' "$name" "$s" "$r" \
+			"$(awk "BEGIN{printf \"%.2f\", $s / ($ts > 0 ? $ts : 0.0001)}")" \
+			"$(awk "BEGIN{printf \"%.2f\", $r / $tr}")"
+	done
+	echo
+}
+
 for tree in /usr/share/doc /usr/include; do
 	[ -d "$tree" ] || continue
 	bytes=$(du -sk "$tree" | cut -f1)
@@ -69,5 +118,7 @@ for tree in /usr/share/doc /usr/include; do
 			"$(awk "BEGIN{printf \"%.2f\", $a / $ta}")"
 	done
 	echo
+	[ "$tree" = /usr/include ] && fsck_bench
 done
-echo "(ratios are relative to mkfs.tux3: above 1 means mkfs.tux3 is faster, leaner or smaller)"
+echo "(ratios are relative to mkfs.tux3, and to fsck.tux3 for the checks: above 1"
+echo " means the tux3 tool is faster, leaner or smaller)"

@@ -122,6 +122,8 @@ FSCK_TUX3_TEST_SIGNAL_PASS=5 "$fsck" -fy "$work/s.img" > "$work/out" 2>&1; rc=$?
 	fail preen-fix "exit $rc: $(head -3 "$work/out")"
 
 # ---- corruption classes: tests/fsck/NAME/{corrupt,expect.1,expect.2} ----
+# A case whose directory holds a file `unrepairable` is damage that cannot
+# be repaired: both runs must end with exit 4 (expect.2 is not clean).
 for d in tests/fsck/*/; do
 	[ -f "$d/corrupt" ] || continue
 	n=$(basename "$d")
@@ -140,6 +142,18 @@ for d in tests/fsck/*/; do
 		sed "s#$img#test.img#g" > "$work/got.2"
 	if [ "${FSCK_TUX3_UPDATE:-0}" = 1 ]; then
 		cp "$work/got.1" "$d/expect.1"; cp "$work/got.2" "$d/expect.2"
+	fi
+	# a repairable case ends clean; one marked unrepairable stays
+	# damaged (exit 4 both times) and says why
+	if [ -f "$d/unrepairable" ]; then
+		last1=$(tail -1 "$work/got.1"); last2=$(tail -1 "$work/got.2")
+		if [ "$last1" != "exit 4" ] || [ "$last2" != "exit 4" ]; then
+			fail "case-$n" "unrepairable: runs ended '$last1', '$last2', want exit 4 twice"
+			continue
+		fi
+	elif [ "$(tail -1 "$work/got.2")" != "exit 0" ]; then
+		fail "case-$n" "second run not clean: $(tail -3 "$work/got.2" | tr '\n' ' ')"
+		continue
 	fi
 	if ! cmp -s "$work/got.1" "$d/expect.1"; then
 		fail "case-$n" "first run differs: $(diff "$d/expect.1" "$work/got.1" | head -5 | tr '\n' ' ')"

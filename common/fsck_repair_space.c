@@ -1,0 +1,219 @@
+/*
+ * Repair primitives of passes 6 (atoms), 7 (orphans) and 8 (free space).
+ * Like fsck_repair.c they change the volume only through the write
+ * path's building blocks: the atom table is ordinary data of inode 4
+ * (inode_write_data, logged and copy-on-write), orphan records are
+ * dropped with ORPHAN_DEL as the write path does, and the allocation
+ * maps and superblock counters are in-memory state that the unify of
+ * fsck_commit() writes out (bitmap_flush for the countmap, the
+ * FREEBLOCKS record, the superblock).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "fsck_internal.h"
+
+/* ---- pass 6: the atom table ---- */
+
+int fsck_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+		 unsigned len, bool write)
+{
+	struct inode atable;
+	int err = inode_load(vol, TUX3_ATABLE_INO, &atable);
+	if (err)
+		return err;
+	if (write) {
+		err = inode_write_data(vol, &atable, buf, len, pos, true);
+		if (!err)
+			err = inode_store(vol, &atable);
+	} else {
+		size_t done;
+		err = inode_read(vol, &atable, buf, len, pos, &done);
+		if (!err && done < len)
+			memset((uint8_t *)buf + done, 0, len - done);
+	}
+	inode_free(&atable);
+	return err;
+}
+
+static uint64_t refcount_pos(const struct tux3_volume *vol, unsigned atom,
+			     bool high)
+{
+	unsigned per = vol->blocksize / 2;
+	uint64_t pair = atom / per;
+	return ATOM_REFCOUNT_BASE + ((pair * 2 + (high ? 1 : 0)) <<
+				     vol->blockbits) + (atom % per) * 2;
+}
+
+/* Only the halves that change are written: the high half is usually a
+ * hole (as the reference leaves it), and stays one. */
+int fsck_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
+			   uint32_t old, uint32_t ref)
+{
+	uint8_t b[2];
+	int err = 0;
+	if ((uint16_t)old != (uint16_t)ref) {
+		put_be16(b, (uint16_t)ref);
+		err = fsck_atom_rw(vol, refcount_pos(vol, atom, false), b, 2,
+				   true);
+	}
+	if (!err && old >> 16 != ref >> 16) {
+		put_be16(b, (uint16_t)(ref >> 16));
+		err = fsck_atom_rw(vol, refcount_pos(vol, atom, true), b, 2,
+				   true);
+	}
+	return err;
+}
+
+int fsck_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
+			 uint64_t val)
+{
+	uint8_t b[8];
+	put_be64(b, val);
+	return fsck_atom_rw(vol, ATOM_UNATOM_BASE + (uint64_t)atom * 8, b, 8,
+			    true);
+}
+
+/*
+ * Every atom in [1, count) without a name, linked in ascending order,
+ * one reverse-map block at a time (a block is written only if it
+ * changes); then the superblock's head.
+ */
+int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
+			       const struct atom_table *at)
+{
+	unsigned bs = vol->blocksize, per = bs / 8;
+	uint8_t *blk = malloc(bs);
+	uint32_t next = 0;
+	int err = 0;
+	if (!blk)
+		return -ENOMEM;
+	if (at->count > 1) {
+		for (uint64_t b = (at->count - 1) / per + 1; b-- > 0 && !err;) {
+			uint64_t pos = ATOM_UNATOM_BASE + b * bs;
+			bool changed = false;
+			if ((err = fsck_atom_rw(vol, pos, blk, bs, false)))
+				break;
+			for (unsigned k = per; k-- > 0;) {
+				uint64_t atom = b * per + k;
+				if (!atom || atom >= at->count ||
+				    at->names[atom])
+					continue;
+				uint64_t val = ATOM_FREE_MAGIC << 32 | next;
+				if (be64(blk + 8 * k) != val) {
+					put_be64(blk + 8 * k, val);
+					changed = true;
+				}
+				next = (uint32_t)atom;
+			}
+			if (changed)
+				err = fsck_atom_rw(vol, pos, blk, bs, true);
+		}
+	}
+	free(blk);
+	if (!err && vol->super.freeatom != next) {
+		vol->super.freeatom = next;
+		vol->super_dirty = true;
+	}
+	return err;
+}
+
+/* A named atom that nothing uses goes the way the write path frees one:
+ * atom_put of its last reference (so the count is made 1 first). */
+int fsck_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref)
+{
+	int err = fsck_atom_set_refcount(vol, atom, ref, 1);
+	return err ? err : atom_put(vol, atom);
+}
+
+/* The dictionary record at byte pos is deleted in place. */
+int fsck_atom_dict_delete(struct tux3_volume *vol, uint64_t pos)
+{
+	unsigned bs = vol->blocksize;
+	uint64_t base = pos & ~(uint64_t)(bs - 1);
+	uint8_t *blk = malloc(bs);
+	if (!blk)
+		return -ENOMEM;
+	int err = fsck_atom_rw(vol, base, blk, bs, false);
+	if (!err)
+		err = dirblock_delete(blk, bs, (unsigned)(pos - base));
+	if (!err)
+		err = fsck_atom_rw(vol, base, blk, bs, true);
+	free(blk);
+	return err;
+}
+
+/* Drop every XATTR attribute of inum that uses atom (values stay in the
+ * blob copy; the encoder writes only the listed ones). */
+int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom)
+{
+	struct inode inode;
+	int err = inode_load(vol, inum, &inode);
+	if (err)
+		return err;
+	unsigned k = 0;
+	for (unsigned i = 0; i < inode.nxattr; i++)
+		if (inode.xattrs[i].atom != atom)
+			inode.xattrs[k++] = inode.xattrs[i];
+	if (k != inode.nxattr) {
+		inode.nxattr = k;
+		err = inode_store(vol, &inode);
+	}
+	inode_free(&inode);
+	return err;
+}
+
+/* ---- pass 7: orphan records ---- */
+
+/*
+ * Forget inum's orphan record without touching the inode: ORPHAN_DEL is
+ * logged as when an orphan ends, and the unify of the commit takes it
+ * out of the otree (or it never gets there, if it was added this cycle).
+ */
+int fsck_orphan_forget(struct tux3_volume *vol, tux3_ino_t inum)
+{
+	struct logrec r = { .code = LOG_ORPHAN_DEL, .inum = inum };
+	int err = log_append(vol, &r);
+	if (err)
+		return err;
+	orphan_del(&vol->orphans, inum);
+	if (!orphan_del(&vol->log_orphans, inum))
+		err = orphan_add(&vol->otree_deletes, inum);
+	return err;
+}
+
+/* ---- pass 8: the countmap and the superblock counters ---- */
+
+/*
+ * The unify writes the countmap blocks of the groups whose bitmap chunks
+ * changed, from the live per-group counts; marking one chunk of the
+ * group dirty makes it rewrite the group's countmap block (and the
+ * chunk, unchanged).  Groups past the volume's end share the countmap
+ * block of the last group.
+ */
+int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group)
+{
+	uint64_t ngroups = (vol->volblocks + (1ULL << TUX3_GROUPBITS) - 1) >>
+			   TUX3_GROUPBITS;
+	if (!ngroups)
+		return -ERANGE;
+	if (group >= ngroups)
+		group = ngroups - 1;
+	uint64_t block = group << TUX3_GROUPBITS;
+	int used = bitmap_test(vol, block);	/* loads the chunk */
+	if (used < 0)
+		return used;
+	vol->bitmap.dirty[block >> (vol->blockbits + 3)] = 1;
+	return 0;
+}
+
+/* The unify logs this count as its FREEBLOCKS record. */
+void fsck_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks)
+{
+	vol->freeblocks = freeblocks;
+}
+
+void fsck_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes)
+{
+	vol->super.usedinodes = usedinodes;
+	vol->super_dirty = true;
+}

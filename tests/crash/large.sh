@@ -1,0 +1,52 @@
+#!/bin/sh
+# make crash: the large set of the crash simulator, on every core.
+#   sh tests/crash/large.sh BUILD
+# The full ACE set (37059 sequences) at 4096 and 512-byte blocks, and
+# CRASH_RANDOM (default 1000) random workloads of CRASH_OPS (default 40)
+# operations at each of the two block sizes.
+set -u
+build=${1:-build}
+sim=$build/tests/crash/crashsim
+nrandom=${CRASH_RANDOM:-1000}
+nops=${CRASH_OPS:-40}
+jobs=$(nproc 2>/dev/null || echo 2)
+out=$(mktemp -d "${TMPDIR:-/tmp}/crash-large.XXXXXX")
+status=0
+
+run() {	# NAME ARGS...: $jobs shards at once
+	name=$1
+	shift
+	start=$(date +%s)
+	i=0
+	pids=
+	while [ $i -lt "$jobs" ]; do
+		"$sim" --shard $i/"$jobs" --print 3 "$@" >"$out/$name.$i" 2>&1 &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	rc=0
+	for p in $pids; do
+		wait "$p" || rc=1
+	done
+	ok=0 bad=0 images=0
+	for f in "$out/$name".*; do
+		set -- $(sed -n 's/^states: \([0-9]*\) ok, \([0-9]*\) bad$/\1 \2/p' "$f")
+		ok=$((ok + ${1:-0}))
+		bad=$((bad + ${2:-0}))
+		set -- $(sed -n 's/^images checked: \([0-9]*\).*/\1/p' "$f")
+		images=$((images + ${1:-0}))
+	done
+	echo "$name: states: $ok ok, $bad bad ($images images checked), $(($(date +%s) - start)) s"
+	if [ $rc -ne 0 ]; then
+		grep -h "^BAD\|^LINT\|^WORKLOAD\|regression" "$out/$name".* | head -n 20
+		status=1
+	fi
+}
+
+run ace-4096 --workload ace --block-size 4096
+run ace-512 --workload ace --block-size 512
+run random-4096 --workload random --seed 1 --workloads "$nrandom" --ops "$nops"
+run random-512 --workload random --seed 100001 --workloads "$nrandom" \
+	--ops "$nops" --block-size 512
+echo "outputs in $out"
+exit $status

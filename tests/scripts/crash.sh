@@ -1,0 +1,77 @@
+#!/bin/sh
+# Crash consistency: the recorded-write crash simulator (tests/crash/crashsim)
+# on a bounded set, each run split in two shards run at once, and the
+# states kept in tests/crash/regressions.  The sanitizer build runs a
+# smaller set.  `make crash` runs the large set (tests/crash/large.sh).
+#   sh tests/scripts/crash.sh BUILD
+set -u
+T=crash
+. "$(dirname "$0")/lib/report.sh"
+build=${1:-build}
+sim=$build/tests/crash/crashsim
+if [ ! -x "$sim" ]; then
+	skip all "$sim is not built"
+	exit 0
+fi
+scratch_dir
+
+# NAME CRASHSIM-ARGS...: both shards must end with status 0 ("states: N ok,
+# 0 bad", no lint, no disagreement with the model)
+sharded() {
+	name=$1
+	shift
+	"$sim" --shard 0/2 "$@" >"$work/$name.0" 2>&1 &
+	p0=$!
+	"$sim" --shard 1/2 "$@" >"$work/$name.1" 2>&1 &
+	p1=$!
+	wait $p0
+	s0=$?
+	wait $p1
+	s1=$?
+	if [ $s0 -eq 0 ] && [ $s1 -eq 0 ]; then
+		pass "$name"
+		return
+	fi
+	why=$(grep -h -m1 "^BAD\|^LINT\|^WORKLOAD\|Sanitizer\|runtime error" \
+		"$work/$name.0" "$work/$name.1" | head -n1 | cut -c1-400)
+	[ -n "$why" ] || why="exit $s0/$s1: $(tail -n1 "$work/$name.0" | cut -c1-200)"
+	fail "$name" "$why"
+	# the ready-to-paste regression lines, for the log
+	grep -h "regression" "$work/$name.0" "$work/$name.1" | head -n5 >&2
+}
+
+case $(basename "$build") in
+*asan*)
+	sharded ace1-4096 --workload ace --ops 1 --block-size 4096
+	sharded ace1-512 --workload ace --ops 1 --block-size 512
+	sharded ace2-4096-sampled --workload ace --ops 2 --block-size 4096 \
+		--every 4 --max-states 16 --torn 4
+	sharded random-4096 --workload random --seed 1 --workloads 6
+	sharded random-512 --workload random --seed 1001 --workloads 6 \
+		--block-size 512
+	;;
+*)
+	sharded ace2-4096 --workload ace --ops 2 --block-size 4096
+	sharded ace2-512 --workload ace --ops 2 --block-size 512 \
+		--max-states 64
+	# one in 64 of the three-operation sequences
+	sharded ace3-4096-sampled --workload ace --block-size 4096 \
+		--seed 1122 --every 64 --max-states 64
+	sharded random-4096 --workload random --seed 1 --workloads 30
+	sharded random-512 --workload random --seed 1001 --workloads 30 \
+		--block-size 512
+	;;
+esac
+
+# the kept states: one crashsim argument line each (# comments)
+n=0
+while IFS= read -r line; do
+	case $line in '' | '#'*) continue ;; esac
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	if "$sim" $line >"$work/reg.$n" 2>&1; then
+		pass "regression-$n"
+	else
+		fail "regression-$n" "$line: $(grep -m1 '^state' "$work/reg.$n" | cut -c1-300)"
+	fi
+done <tests/crash/regressions
