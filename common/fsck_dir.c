@@ -139,7 +139,39 @@ static bool lost_found_usable(struct fsck *f, struct nslist *l)
 }
 
 /* One round: report, and fix unless deferred. Returns structural fixes. */
-static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
+/* Problems the caller declined: not asked again in a later round. */
+struct declined {
+	struct { enum tux3_ns_problem what; uint64_t inum, dir; } *v;
+	size_t n, cap;
+};
+
+static bool was_declined(const struct declined *d, const struct nsprob *p)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].what == p->what && d->v[i].inum == p->inum &&
+		    d->v[i].dir == p->dir)
+			return true;
+	return false;
+}
+
+static void decline(struct declined *d, const struct nsprob *p)
+{
+	if (d->n == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 16;
+		void *v = ncap <= NS_MAX_PROBLEMS ?
+			  realloc(d->v, ncap * sizeof(*d->v)) : NULL;
+		if (!v)
+			return;	/* at worst asked again */
+		d->v = v;
+		d->cap = ncap;
+	}
+	d->v[d->n].what = p->what;
+	d->v[d->n].inum = p->inum;
+	d->v[d->n].dir = p->dir;
+	d->n++;
+}
+
+static int ns_round(struct fsck *f, struct declined *declined)
 {
 	struct nslist l = { .f = f };
 	int structural = 0;
@@ -156,7 +188,7 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 			bool is_nlink = p->what == TUX3_NS_NLINK;
 			if (is_nlink != (phase == 1))
 				continue;
-			if (nlink_only && !is_nlink)
+			if (was_declined(declined, p))
 				continue;
 			unsigned id;
 			switch (p->what) {
@@ -171,17 +203,17 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 			}
 			/* a link count found with structural repairs pending
 			 * is counted again in the next round */
-			if (is_nlink && structural) {
-				*nlink_deferred = true;
+			if (is_nlink && structural)
 				continue;
-			}
 			/* an inode named inside another unreachable directory
 			 * comes back with it: only the top one is reported */
 			if (p->what == TUX3_NS_UNREACHABLE &&
 			    unreachable_named(f, &l, p->inum))
 				continue;
-			if (!report(f, id, p))
+			if (!report(f, id, p)) {
+				decline(declined, p);
 				continue;
+			}
 			int r = 0;
 			switch (p->what) {
 			case TUX3_NS_DANGLING:
@@ -229,15 +261,24 @@ static int ns_round(struct fsck *f, bool nlink_only, bool *nlink_deferred)
 	return structural;
 }
 
+/*
+ * Rounds until one repairs nothing structural: a repair can bring back
+ * what the last round could not see (a directory connected to
+ * /lost+found has its entries checked in the next round) and changes
+ * link counts, which are counted after the structure settles.
+ */
+#define NS_MAX_ROUNDS 8
+
 int fsck_pass5(struct fsck *f)
 {
-	bool deferred = false;
-	int s = ns_round(f, false, &deferred);
-	/* after structural repairs the link counts are counted again; a
-	 * third round catches what the second's repairs changed */
-	for (int round = 0; s > 0 && round < 2 && !f->stop; round++) {
-		deferred = false;
-		s = ns_round(f, round == 0 ? true : false, &deferred);
-	}
+	struct declined declined = { 0 };
+	int s = 1;
+	for (int round = 0; s > 0 && round < NS_MAX_ROUNDS && !f->stop;
+	     round++)
+		s = ns_round(f, &declined);
+	free(declined.v);
+	if (s > 0)
+		fsck_info(f, "directories still changing after %d rounds of "
+			  "repair: run fsck again", NS_MAX_ROUNDS);
 	return s < 0 ? s : 0;
 }
