@@ -70,10 +70,14 @@
  * bit is set in M (bit i: the epoch's i-th write; all of them: a prefix
  * state, which crashes just before write C+1, after the marks between)
  * and, with T non-zero, write C torn: only its 512-byte sectors whose bit
- * is set in T landed.  The ACE "seed" is the sequence number.  The last line is "states: N ok, N bad"; the
- * exit status is 0 only when no state is bad, no lint fired and the
- * library agreed with the model on every operation.
+ * is set in T landed.  The ACE "seed" is the sequence number.
+ *
+ * The last line is "states: N ok, N bad"; the exit status is 0 only when
+ * no state is bad, no lint fired and the library agreed with the model
+ * on every operation.  In this library fsync is a sync (a full delta), so
+ * the ACE sequences differing only by fsync/sync record the same writes.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -363,6 +367,28 @@ static void on_signal(int sig)
 	cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* Images left by a run that died without its exit handler (a sanitizer
+ * abort, SIGKILL): crashsim.PID.* of a process that is gone. */
+static void sweep_stale(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int pid, n = 0;
+		if (sscanf(e->d_name, "crashsim.%d.%*[a-z].img%n", &pid, &n) < 1 ||
+		    !n || e->d_name[n] || pid <= 0 || pid == (int)getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char p[600];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	closedir(d);
 }
 
 static const char *scratch_dir(void)
@@ -2941,6 +2967,7 @@ int main(int argc, char **argv)
 	}
 
 	const char *dir = scratch_dir();
+	sweep_stale(dir);
 	snprintf(wpath, sizeof(wpath), "%s/crashsim.%d.work.img", dir,
 		 (int)getpid());
 	snprintf(cpath, sizeof(cpath), "%s/crashsim.%d.crash.img", dir,

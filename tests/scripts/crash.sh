@@ -51,14 +51,15 @@ case $(basename "$build") in
 		--block-size 512
 	;;
 *)
+	# every sequence of one or two operations (1122), then one in 16 of
+	# the three-operation ones (35937; make crash runs them all)
 	sharded ace2-4096 --workload ace --ops 2 --block-size 4096
 	sharded ace2-512 --workload ace --ops 2 --block-size 512 \
-		--max-states 64
-	# one in 64 of the three-operation sequences
+		--max-states 256
 	sharded ace3-4096-sampled --workload ace --block-size 4096 \
-		--seed 1122 --every 64 --max-states 64
-	sharded random-4096 --workload random --seed 1 --workloads 30
-	sharded random-512 --workload random --seed 1001 --workloads 30 \
+		--seed 1122 --every 16 --max-states 64
+	sharded random-4096 --workload random --seed 1 --workloads 40
+	sharded random-512 --workload random --seed 1001 --workloads 40 \
 		--block-size 512
 	;;
 esac
