@@ -7,7 +7,8 @@
  *   2. the delta's leaves are written to their new blocks (file data was
  *      written when it was allocated);
  *   3. the log blocks are written;
- *   4. flush; the superblock (the commit point); flush;
+ *   4. flush; [SB_BACKUP: the secondary copy at byte 1024; flush;] the
+ *      superblock (the commit point); flush;
  *   5. the delta's freed blocks become free space.
  * Nothing the last committed state references is overwritten before 4.
  */
@@ -111,9 +112,21 @@ int delta_commit(struct tux3_volume *vol, bool force_unify)
 	vol->super.iroot = root_pack(vol->iroot);
 	vol->super.oroot = vol->oroot.depth ? root_pack(vol->oroot) : 0;
 	super_encode(vol->sbraw, &vol->super);
-	if (vol->ident.present)
+	if (vol->ident.present) {
 		superext_encode(vol->sbraw, &vol->ident, &vol->super,
 				++vol->ident.seq);
+		/* LOG_CRC: how many of the newest log blocks carry our CRC */
+		uint32_t n = vol->crclog_chain == vol->super.logchain ?
+			     vol->crclog : 0;
+		superext_set_crclog(vol->sbraw, n < vol->super.logcount ? n :
+				    vol->super.logcount);
+	}
+	/* SB_BACKUP: the secondary copy of this commit, written and flushed
+	 * before the primary, so a torn primary leaves a whole copy */
+	if (vol->ident.present &&
+	    (vol->ident.compat & SUPEREXT_COMPAT_SB_BACKUP) &&
+	    (err = sb2_write(vol)))
+		return err;
 	dev_mark(&vol->dev, REC_MARK_SUPER);
 	if ((err = dev_pwrite(&vol->dev, vol->sbraw, TUX3_SB_LEN,
 			      TUX3_SB_OFFSET)))

@@ -18,6 +18,7 @@
  *   volume open/close            volume.c
  *   the walker                   walk.c
  *   mkfs (empty volume layout)   mkfs.c
+ *   secondary superblock         sb2.c
  */
 #ifndef TUX3_INTERNAL_H
 #define TUX3_INTERNAL_H
@@ -170,6 +171,12 @@ int log_format_record(const struct logrec *rec, char *buf, size_t len);
  * log block header. */
 unsigned log_encode_record(uint8_t *buf, const struct logrec *rec);
 void log_encode_head(uint8_t *blk, unsigned bytes, uint64_t logchain);
+/* The log block CRC of the LOG_CRC feature (format.md 15.2): CRC32C of the
+ * whole block with header bytes 4..7 taken as zero, seeded with the block
+ * number (be64), so a block read from the wrong place fails too. */
+#define LOG_CRC_OFFSET	4
+uint32_t log_block_crc(const uint8_t *blk, unsigned blocksize,
+		       uint64_t blocknr);
 
 /* One log block of the current cycle, chronological index. */
 struct logblk {
@@ -534,7 +541,11 @@ int xattr_release_all(struct tux3_volume *vol, struct inode *inode);
 #define SUPEREXT_MAGIC		0x54335831u	/* "T3X1" */
 #define SUPEREXT_VERSION	1
 /* Feature bits this build knows; later features add their bits here. */
-#define SUPEREXT_COMPAT_KNOWN		0u
+#define SUPEREXT_COMPAT_LOG_CRC		TUX3_FEATURE_COMPAT_LOG_CRC
+#define SUPEREXT_COMPAT_KNOWN		(TUX3_FEATURE_COMPAT_LOG_CRC | \
+					 TUX3_FEATURE_COMPAT_SB_BACKUP)
+/* seal: how many of the newest log blocks carry our CRC (record byte 152) */
+#define SUPEREXT_CRCLOG_OFFSET		152
 #define SUPEREXT_RO_COMPAT_KNOWN	0u
 #define SUPEREXT_INCOMPAT_KNOWN		0u
 
@@ -544,6 +555,7 @@ struct superext_seal {
 	uint64_t logchain;
 	uint32_t logcount;
 	uint64_t iroot, oroot;		/* packed, as on disk */
+	uint32_t crclog;		/* newest log blocks with our CRC */
 };
 
 /* CRC32C (Castagnoli, as iSCSI/ext4): crc32c(0, "123456789", 9) is
@@ -568,6 +580,29 @@ bool superext_sealed(const struct superext_seal *seal,
  * on a damaged record, -EOPNOTSUPP for unknown incompat features, -EROFS
  * for unknown ro_compat features in a writable mode. */
 int superext_load(struct tux3_volume *vol);
+/* Set the seal's log CRC count (byte 152) of an encoded record and
+ * recompute its CRC (after superext_encode). */
+void superext_set_crclog(uint8_t *sb4096, uint32_t crclog);
+/* Log blocks whose CRC replay may verify: the seal's count when the LOG_CRC
+ * feature is on and the seal matches vol->super, else 0 (logwrite.c). */
+uint32_t log_crc_trusted(const struct tux3_volume *vol);
+
+/* ---- sb2.c: the secondary superblock (SB_BACKUP, format.md 15.3) ----
+ * Absolute bytes 1024..2559 of the reserved area: a copy of superblock-area
+ * bytes 0..1023, then a trailer sector (magic "T3SB", version 1, copied
+ * size 1024) whose last 4 bytes are the CRC32C of everything before. */
+#define SUPEREXT_COMPAT_SB_BACKUP	TUX3_FEATURE_COMPAT_SB_BACKUP
+#define SB2_OFFSET	1024
+#define SB2_COPY	1024
+#define SB2_LEN		1536
+#define SB2_CRC_AT	(SB2_LEN - 4)
+#define SB2_MAGIC	0x54335342u	/* "T3SB" */
+void sb2_encode(uint8_t *out, const uint8_t *sb4096);
+/* 0 and the 4096-byte superblock area (tail zero) for a good copy; else
+ * -ENOENT (none) or -EUCLEAN, with the reason in why. */
+int sb2_decode(const uint8_t *in, uint8_t *sb4096, char *why, size_t len);
+/* Write vol->sbraw's copy and flush (the commit, before the primary). */
+int sb2_write(struct tux3_volume *vol);
 
 /* ---- logwrite.c: records of the delta being built ---- */
 struct wlog {
@@ -658,6 +693,10 @@ struct tux3_volume {
 	/* our superblock extension record (superext.c), as read at open */
 	struct tux3_identity ident;	/* present == 0: none or unusable */
 	struct superext_seal seal;
+	/* LOG_CRC: the newest crclog blocks of the chain ending at
+	 * crclog_chain carry our CRC (logwrite.c) */
+	uint32_t crclog;
+	uint64_t crclog_chain;
 };
 
 /* volume.c */

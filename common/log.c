@@ -279,3 +279,17 @@ void log_encode_head(uint8_t *blk, unsigned bytes, uint64_t logchain)
 	put_be32(blk + 4, 0);
 	put_be64(blk + 8, logchain);
 }
+
+uint32_t log_block_crc(const uint8_t *blk, unsigned blocksize,
+		       uint64_t blocknr)
+{
+	static const uint8_t zero[4];
+	uint8_t seed[8];
+
+	put_be64(seed, blocknr);
+	uint32_t c = crc32c(0, seed, sizeof(seed));
+	c = crc32c(c, blk, LOG_CRC_OFFSET);
+	c = crc32c(c, zero, sizeof(zero));
+	return crc32c(c, blk + LOG_CRC_OFFSET + 4,
+		      blocksize - LOG_CRC_OFFSET - 4);
+}

@@ -96,7 +96,12 @@ int log_write_blocks(struct tux3_volume *vol)
 	size_t room = vol->blocksize - LOG_HEADER_SIZE;
 	uint8_t *blk = vol->scratch;
 	int written = 0;
+	bool crc = vol->ident.present &&
+		   (vol->ident.compat & SUPEREXT_COMPAT_LOG_CRC);
 
+	/* our CRC count holds for the chain it was counted on only */
+	if (!crc || vol->crclog_chain != vol->super.logchain)
+		vol->crclog = 0;
 	for (size_t at = 0; at < w->len;) {
 		size_t end = pack_end(w->buf, at, w->len, room);
 		uint64_t block, got;
@@ -107,6 +112,9 @@ int log_write_blocks(struct tux3_volume *vol)
 		memset(blk, 0, vol->blocksize);
 		log_encode_head(blk, (unsigned)(end - at), vol->super.logchain);
 		memcpy(blk + LOG_HEADER_SIZE, w->buf + at, end - at);
+		if (crc)
+			put_be32(blk + LOG_CRC_OFFSET,
+				 log_block_crc(blk, vol->blocksize, block));
 		err = dev_pwrite(&vol->dev, blk, vol->blocksize,
 				 block << vol->blockbits);
 		if (err)
@@ -117,10 +125,23 @@ int log_write_blocks(struct tux3_volume *vol)
 		vol->super.logchain = block;
 		vol->super.logcount++;
 		written++;
+		if (crc)
+			vol->crclog++;
 		at = end;
 	}
 	w->len = 0;
+	vol->crclog_chain = vol->super.logchain;
 	return written;
+}
+
+uint32_t log_crc_trusted(const struct tux3_volume *vol)
+{
+	if (!vol->ident.present ||
+	    !(vol->ident.compat & SUPEREXT_COMPAT_LOG_CRC) ||
+	    !superext_sealed(&vol->seal, &vol->super))
+		return 0;
+	return vol->seal.crclog < vol->super.logcount ? vol->seal.crclog :
+	       vol->super.logcount;
 }
 
 void wlog_free(struct wlog *w)

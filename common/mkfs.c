@@ -193,6 +193,9 @@ static void build_super(uint8_t *sb, const struct tux3_mkfs_params *p,
 	memcpy(id.uuid, p->uuid, 16);
 	memcpy(id.label, p->label, strnlen(p->label, TUX3_LABEL_MAX));
 	superext_encode(sb, &id, &ds, 1);
+	/* LOG_CRC: the only log block carries our CRC (build_log) */
+	if (p->compat & SUPEREXT_COMPAT_LOG_CRC)
+		superext_set_crclog(sb, 1);
 }
 
 int tux3_mkfs(const char *path, const struct tux3_mkfs_params *p, char *err,
@@ -270,6 +273,9 @@ int tux3_mkfs(const char *path, const struct tux3_mkfs_params *p, char *err,
 		goto ioerr;
 	what = "write the log block";
 	build_log(buf, bs, &l);
+	if (p->compat & SUPEREXT_COMPAT_LOG_CRC)
+		put_be32(buf + LOG_CRC_OFFSET,
+			 log_block_crc(buf, bs, l.logblock));
 	if ((rc = dev_pwrite(&dev, buf, bs, l.logblock << p->blockbits)))
 		goto ioerr;
 	what = "flush";
@@ -277,8 +283,16 @@ int tux3_mkfs(const char *path, const struct tux3_mkfs_params *p, char *err,
 		goto ioerr;
 	/* The superblock is the commit point: written last, between
 	 * flushes. */
-	what = "write the superblock";
 	build_super(sb, p, &l);
+	if (p->compat & SUPEREXT_COMPAT_SB_BACKUP) {
+		/* the secondary copy first (format.md 15.3), flushed */
+		what = "write the secondary superblock";
+		sb2_encode(buf, sb);
+		if ((rc = dev_pwrite(&dev, buf, SB2_LEN, SB2_OFFSET)) ||
+		    (rc = dev_flush(&dev)))
+			goto ioerr;
+	}
+	what = "write the superblock";
 	if ((rc = dev_pwrite(&dev, sb, TUX3_SB_LEN, TUX3_SB_OFFSET)))
 		goto ioerr;
 	what = "flush the superblock";

@@ -137,6 +137,8 @@ int replay_load_log(struct tux3_volume *vol)
 	vol->logcount = logcount;
 	if (!logcount)
 		return 0;
+	/* LOG_CRC: the newest 'verify' blocks carry our CRC (sealed only) */
+	uint32_t verify = log_crc_trusted(vol);
 	vol->log = calloc(logcount, sizeof(*vol->log));
 	if (!vol->log)
 		return -ENOMEM;
@@ -175,6 +177,22 @@ int replay_load_log(struct tux3_volume *vol)
 			err = vol_error(vol, err, chain, TUX3_NONE, TUX3_NONE,
 					"cannot read log block");
 			break;
+		}
+		/* (a bad magic is reported as such by check_logblock) */
+		if (i >= logcount - verify &&
+		    be16(lb->data) == TUX3_MAGIC_LOG) {
+			uint32_t want = be32(lb->data + LOG_CRC_OFFSET);
+			uint32_t got = log_block_crc(lb->data, vol->blocksize,
+						     chain);
+			if (want != got) {
+				err = vol_error(vol, -EUCLEAN, chain,
+						TUX3_NONE, LOG_CRC_OFFSET,
+						"log block CRC32C 0x%08x does "
+						"not match the stored 0x%08x "
+						"(a torn, stale or damaged "
+						"write)", got, want);
+				break;
+			}
 		}
 		/* the latest UNIFY is in the newest block holding one */
 		err = check_logblock(vol, lb, i);

@@ -94,6 +94,7 @@ int superext_decode(const uint8_t *sb4096, struct tux3_identity *id,
 	seal->logcount = be32(r + 128);
 	seal->iroot = be64(r + 136);
 	seal->oroot = be64(r + 144);
+	seal->crclog = be32(r + SUPEREXT_CRCLOG_OFFSET);
 	return 1;
 }
 
@@ -131,8 +132,15 @@ bool superext_sealed(const struct superext_seal *seal,
 int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id)
 {
 	*id = vol->ident;
-	id->sealed = vol->ident.present &&
-		     superext_sealed(&vol->seal, &vol->super);
+	/* the seal as last read or written: a commit of this session
+	 * re-encodes the record in sbraw (vol->seal is the one of the open) */
+	struct tux3_identity now;
+	struct superext_seal seal = vol->seal;
+	char why[8];
+	if (vol->ident.present &&
+	    superext_decode(vol->sbraw, &now, &seal, why, sizeof(why)) != 1)
+		seal = vol->seal;
+	id->sealed = vol->ident.present && superext_sealed(&seal, &vol->super);
 	return 0;
 }
 
@@ -171,4 +179,49 @@ int superext_load(struct tux3_volume *vol)
 				 unknown, SUPEREXT_RO_COMPAT_KNOWN);
 	id->sealed = superext_sealed(&vol->seal, &vol->super);
 	return 0;
+}
+
+/* Label and UUID, as tune2fs -L / -U do for ext4: committed with the
+ * next delta (the commit reseals the record from vol->ident). */
+int tux3_set_identity(struct tux3_volume *vol, const char *label,
+		      const uint8_t *uuid)
+{
+	if (vol->mode != TUX3_OPEN_RDWR)
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "volume opened read-only");
+	if (label && strlen(label) > TUX3_LABEL_MAX)
+		return vol_error(vol, -ERANGE, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "label of %zu bytes is longer than %d",
+				 strlen(label), TUX3_LABEL_MAX);
+	if (!vol->ident.present) {
+		struct tux3_identity id;
+		struct superext_seal seal;
+		char why[160];
+		if (superext_decode(vol->sbraw, &id, &seal, why,
+				    sizeof(why)) < 0)
+			return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+					 TUX3_SB_OFFSET + SUPEREXT_OFFSET,
+					 "superblock extension: %s; run "
+					 "fsck.tux3 first", why);
+		memset(&vol->ident, 0, sizeof(vol->ident));
+		memset(&vol->seal, 0, sizeof(vol->seal));
+		vol->ident.present = 1;
+		vol->ident.version = SUPEREXT_VERSION;
+	}
+	if (label) {
+		memset(vol->ident.label, 0, sizeof(vol->ident.label));
+		memcpy(vol->ident.label, label, strlen(label));
+	}
+	if (uuid)
+		memcpy(vol->ident.uuid, uuid, 16);
+	vol->super_dirty = true;
+	return 0;
+}
+
+void superext_set_crclog(uint8_t *sb4096, uint32_t crclog)
+{
+	uint8_t *r = sb4096 + SUPEREXT_OFFSET;
+
+	put_be32(r + SUPEREXT_CRCLOG_OFFSET, crclog);
+	put_be32(r + SUPEREXT_CRC_OFFSET, crc32c(0, r, SUPEREXT_CRC_OFFSET));
 }

@@ -172,6 +172,13 @@ struct tux3_identity {
 	int sealed;		/* the seal matches the live superblock */
 };
 int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id);
+/* Change the label (NULL: keep; up to TUX3_LABEL_MAX bytes, -ERANGE
+ * beyond) and the UUID (NULL: keep) in the extension record, written by
+ * the next commit (a volume opened TUX3_OPEN_RDWR, -EROFS otherwise).  A
+ * volume without a record gets one (features 0, mkfs time 0: unknown);
+ * a damaged record is refused (-EUCLEAN: fsck first). */
+int tux3_set_identity(struct tux3_volume *vol, const char *label,
+		      const uint8_t *uuid);
 
 /*
  * mkfs (common/mkfs.c): write an empty volume exactly as the reference
@@ -192,6 +199,12 @@ struct tux3_mkfs_params {
 	unsigned root_mode;		/* permission bits; 0 means 0755 */
 	uint32_t compat, ro_compat, incompat;	/* extension features */
 };
+/* Compat feature bits of the extension record (doc/format.md 15.2-15.3);
+ * mkfs.tux3 sets TUX3_FEATURE_COMPAT_DEFAULT unless told otherwise. */
+#define TUX3_FEATURE_COMPAT_LOG_CRC	0x1u	/* CRC32C in log blocks */
+#define TUX3_FEATURE_COMPAT_SB_BACKUP	0x2u	/* secondary superblock */
+#define TUX3_FEATURE_COMPAT_DEFAULT	(TUX3_FEATURE_COMPAT_LOG_CRC | \
+					 TUX3_FEATURE_COMPAT_SB_BACKUP)
 
 /* Where mkfs puts things, for a geometry (no I/O). */
 struct tux3_mkfs_layout {

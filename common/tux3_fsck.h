@@ -111,4 +111,13 @@ int tux3_fsck_sealed(const char *path, struct tux3_fsck_result *summary);
 #ifdef __cplusplus
 }
 #endif
+/*
+ * fsck.tux3 -b: the secondary superblock (SB_BACKUP, doc/format.md 15.3).
+ * When the primary has no Tux3 magic and the copy at byte 1024 is good:
+ * with write, the primary is rewritten from the copy (returns 0); without,
+ * only reported (0).  1: nothing to do (the primary has its magic or
+ * equals the copy).  Negative errno: no usable copy.  msg says what.
+ */
+int tux3_sb2_restore(const char *path, int write, char *msg, size_t len);
+
 #endif

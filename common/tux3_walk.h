@@ -100,6 +100,12 @@ struct tux3_walk_ops {
 int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	      void *ctx);
 
+/* One inode as tux3_walk() visits it (inode, attr, bnode, leaf, extent,
+ * dirent and error callbacks), without the rest of the volume.  An inode
+ * that cannot be loaded returns its error (pending in tux3_last_error). */
+int tux3_walk_inode(struct tux3_volume *vol, tux3_ino_t ino,
+		    const struct tux3_walk_ops *ops, void *ctx);
+
 /* Only the log chain and its records (logblock and logrec callbacks). */
 int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 		  void *ctx);
@@ -109,6 +115,34 @@ int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
  * with TUX3_OPEN_NOREPLAY; record .live is 0 (replay status unknown). */
 int tux3_scan_log_raw(struct tux3_volume *vol,
 		      const struct tux3_walk_ops *ops, void *ctx);
+
+/*
+ * What the replay done at open changed, record by record, in the order it
+ * applied them (read from the log the open loaded; nothing changes).
+ * stages: bit 0 stage 0 (which log blocks and records are replayed), bit
+ * 1 stage 1 (bnode images, the free count), bit 2 stage 2 (bitmap,
+ * deferred frees, orphans, log blocks in use).  One record may give
+ * several steps.  -EINVAL for a volume opened without replay, -ESTALE
+ * after a unify of this session folded that log in.
+ */
+struct tux3_replay_step {
+	unsigned stage;		/* 0, 1 or 2 */
+	unsigned delta;		/* stages 1, 2: deltas begun so far in the
+				 * replayed records (DELTA records) */
+	unsigned index;		/* log block, oldest first */
+	tux3_block_t logblock;
+	unsigned offset;	/* of the record in the block; 0 for a step
+				 * about the block itself */
+	const char *record;	/* the record decoded, "" for such a step */
+	char change[200];	/* what it changes */
+	tux3_block_t block;	/* the block changed (TUX3_NONE: none) ... */
+	uint64_t count;		/* ... and the run's length */
+	int bits;		/* stage 2: +1 set in the bitmap, -1 cleared */
+};
+typedef int (*tux3_replay_step_fn)(void *ctx,
+				   const struct tux3_replay_step *step);
+int tux3_replay_steps(struct tux3_volume *vol, unsigned stages,
+		      tux3_replay_step_fn fn, void *ctx);
 
 /* Block ownership against the live bitmap (the checker's first pass).
  * Calls fn per problem; returns the number of problems or -errno. */

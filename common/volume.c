@@ -211,6 +211,33 @@ static int volume_load_noreplay(struct tux3_volume *vol)
 	return 0;
 }
 
+/* SB_BACKUP: the primary has no Tux3 magic.  A good secondary copy
+ * (format.md 15.3) may stand in for a read-only open, with a warning;
+ * writing needs fsck.tux3 -b first.  A no-replay open (fsck, tux3debug
+ * -c) sees the primary as it is.  Without a copy, the primary's own
+ * checks report the damage (0). */
+static int volume_try_sb2(struct tux3_volume *vol)
+{
+	uint8_t raw[SB2_LEN], copy[TUX3_SB_LEN];
+	char why[200];
+	if (vol->mode == TUX3_OPEN_NOREPLAY ||
+	    dev_pread(&vol->dev, raw, sizeof(raw), SB2_OFFSET) ||
+	    sb2_decode(raw, copy, why, sizeof(why)))
+		return 0;
+	if (vol->mode == TUX3_OPEN_RDWR ||
+	    vol->mode == TUX3_OPEN_RDWR_NORECOVER)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET, "the superblock has no Tux3 "
+				 "magic; its secondary copy at byte %u is "
+				 "good: run fsck.tux3 -b to restore it",
+				 SB2_OFFSET);
+	memcpy(vol->sbraw, copy, TUX3_SB_LEN);
+	vol_warn(vol, "the superblock at byte %u has no Tux3 magic: using "
+		 "the secondary copy at byte %u (read-only; fsck.tux3 -b "
+		 "restores the primary)", TUX3_SB_OFFSET, SB2_OFFSET);
+	return 0;
+}
+
 static int volume_load(struct tux3_volume *vol)
 {
 	int err = dev_pread(&vol->dev, vol->sbraw, TUX3_SB_LEN, TUX3_SB_OFFSET);
@@ -218,14 +245,19 @@ static int volume_load(struct tux3_volume *vol)
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
 				 "cannot read the superblock (device too "
 				 "small?)");
-	super_decode(vol->sbraw, &vol->super);
 	/* each step's warnings carry the step as their source */
 	vol->warn_source = TUX3_WARN_SUPER;
+	if (memcmp(vol->sbraw, tux3_magic_2014, 8) &&
+	    (err = volume_try_sb2(vol)))
+		return err;
+	super_decode(vol->sbraw, &vol->super);
 	if ((err = super_check(vol)))
 		return err;
 	vol->warn_source = TUX3_WARN_EXTENSION;
 	if ((err = superext_load(vol)))
 		return err;
+	vol->crclog = log_crc_trusted(vol);
+	vol->crclog_chain = vol->super.logchain;
 	vol->warn_source = TUX3_WARN_SUPER;
 	vol->iroot = root_unpack(vol->super.iroot);
 	vol->oroot = root_unpack(vol->super.oroot);

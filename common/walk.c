@@ -372,3 +372,48 @@ int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 			  .inum = TUX3_NONE };
 	return walk_log(&w);
 }
+
+/*
+ * One inode: its inode callback, attributes, data tree (nodes, leaves,
+ * extents) and, for a directory, its entries, exactly as tux3_walk()
+ * visits them, without the rest of the volume.  For tools that look at
+ * one file (tux3debug blocks, dtree, frag PATH).
+ */
+int tux3_walk_inode(struct tux3_volume *vol, tux3_ino_t ino,
+		    const struct tux3_walk_ops *ops, void *ctx)
+{
+	unsigned cap = bnode_capacity(vol->blocksize);
+	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx, .inum = ino };
+	struct inode inode;
+	int r;
+
+	tux3_clear_error(vol);
+	w.keys = malloc(cap * sizeof(*w.keys));
+	w.children = malloc(cap * sizeof(*w.children));
+	if (!w.keys || !w.children) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* an inode that cannot be loaded is the caller's error to report
+	 * (it stays pending in tux3_last_error) */
+	if ((r = inode_load(vol, ino, &inode)))
+		goto out;
+	r = 0;
+	if (ops->inode) {
+		struct tux3_stat st;
+		uint64_t blocks = 0;
+		if (inode_count_blocks(vol, &inode, &blocks))
+			tux3_clear_error(vol);	/* reported by the visit */
+		inode_to_stat(vol, &inode, &st, blocks);
+		r = ops->inode(ctx, &st, inode.leafblock, inode.bloblen);
+	}
+	if (!r)
+		r = walk_inode_data(&w, &inode);
+	inode_free(&inode);
+out:
+	free(w.keys);
+	free(w.children);
+	if (r < 0)
+		return r;
+	return w.bad ? -EUCLEAN : 0;
+}

@@ -1,18 +1,47 @@
 /*
- * The command table of tux3debug and the inspection commands.  Each
- * command is a row: name, aliases, group, usage, one-line help, whether it
- * needs an open volume, handler.  Handlers return 0 or 1 (failed).
+ * Navigation and files (group "Files" and the file views of
+ * "Structures"): ls, cd, pwd, stat, cat, readlink, xattrs, extents, bmap,
+ * find; and the path and number parsing every command shares.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <uuid/uuid.h>
 #include "debugfs.h"
+#include "tux3_fields.h"
+
+int parse_number(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int parse_block(struct shell *sh, const char *s, tux3_block_t *block)
+{
+	struct tux3_statfs st;
+	uint64_t v;
+	if (parse_number(s, &v))
+		return sh_err(sh, "%s: bad block number", s);
+	tux3_statfs(sh->vol, &st);
+	if (v >= st.blocks)
+		return sh_err(sh, "%s: block outside the volume (%" PRIu64
+			      " blocks)", s, st.blocks);
+	*block = v;
+	return 0;
+}
 
 int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 {
@@ -23,7 +52,8 @@ int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(arg + 1, &end, 0);
-		if (errno || end != arg + len - 1 || !v)
+		if (errno || end != arg + len - 1 || !v || arg[1] == '-' ||
+		    arg[1] == '+')
 			return sh_err(sh, "%s: bad inode number", arg);
 		*ino = v;
 		return 0;
@@ -37,7 +67,7 @@ int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 	return 0;
 }
 
-static void mode_string(uint32_t mode, char out[11])
+void mode_string(uint32_t mode, char out[11])
 {
 	static const char types[] = "?pc?d?b?-?l?s???";
 	out[0] = types[(mode >> 12) & 15];
@@ -53,7 +83,7 @@ static void mode_string(uint32_t mode, char out[11])
 	out[10] = 0;
 }
 
-static void time_string(int64_t ns, char *buf, size_t len)
+void time_string(int64_t ns, char *buf, size_t len)
 {
 	time_t s = (time_t)(ns / 1000000000);
 	long frac = (long)(ns % 1000000000);
@@ -62,62 +92,278 @@ static void time_string(int64_t ns, char *buf, size_t len)
 		frac += 1000000000;
 		s--;
 	}
-	gmtime_r(&s, &tm);
-	size_t n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%09ld UTC", frac);
+	size_t n = 0;
+	if (gmtime_r(&s, &tm))
+		n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	if (!n)
+		n = (size_t)snprintf(buf, len, "%lld", (long long)s);
+	if (n < len)
+		snprintf(buf + n, len - n, ".%09ld UTC", frac);
+}
+
+static const char *dtype_name(unsigned type)
+{
+	static const char *const names[] = {
+		[TUX3_DT_UNKNOWN] = "?", [TUX3_DT_REG] = "f",
+		[TUX3_DT_DIR] = "d", [TUX3_DT_CHR] = "c", [TUX3_DT_BLK] = "b",
+		[TUX3_DT_FIFO] = "p", [TUX3_DT_SOCK] = "s", [TUX3_DT_LNK] = "l",
+	};
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 
 /* ---- ls ---- */
 
+enum { LS_SHORT, LS_LONG, LS_PARSE };
+
 struct ls_ctx {
 	struct shell *sh;
-	int longfmt, err;
+	int format, err;
+	struct json *json;
 };
 
-static int ls_entry(void *ctx, const char *name, unsigned len, tux3_ino_t ino,
-		    unsigned type, uint64_t pos)
+static void ls_json_stat(struct json *j, const struct tux3_stat *st)
 {
-	struct ls_ctx *l = ctx;
-	(void)type; (void)pos;
-	if (!l->longfmt) {
-		fprintf(l->sh->out, "%8" PRIu64 "  %.*s\n", ino, (int)len, name);
-		return 0;
-	}
+	json_u64(j, "mode", st->mode);
+	json_u64(j, "nlink", st->nlink);
+	json_u64(j, "uid", st->uid);
+	json_u64(j, "gid", st->gid);
+	json_u64(j, "size", st->size);
+	json_i64(j, "mtime_ns", st->mtime_ns);
+}
+
+static void ls_line(struct ls_ctx *l, const char *name, unsigned len,
+		    tux3_ino_t ino, unsigned type, int deleted)
+{
 	struct tux3_stat st;
-	int err = tux3_stat(l->sh->vol, ino, &st);
-	if (err) {
-		char what[300];
-		snprintf(what, sizeof(what), "%.*s", (int)len, name);
-		sh_volerr(l->sh, what, err);
-		l->err = 1;
-		return 0;
+	FILE *o = l->sh->out;
+	int have = 0;
+	if (l->format != LS_SHORT && !deleted) {
+		int err = tux3_stat(l->sh->vol, ino, &st);
+		if (err) {
+			char what[300];
+			snprintf(what, sizeof(what), "%.*s", (int)len, name);
+			sh_volerr(l->sh, what, err);
+			l->err = 1;
+			return;
+		}
+		have = 1;
+	}
+	if (l->json) {
+		json_open(l->json, NULL, '{');
+		json_u64(l->json, "inode", ino);
+		json_strn(l->json, "name", name, len);
+		json_str(l->json, "type", dtype_name(type));
+		if (deleted)
+			json_bool(l->json, "deleted", 1);
+		if (have)
+			ls_json_stat(l->json, &st);
+		json_close(l->json, '}');
+		return;
+	}
+	const char *lq = deleted ? "<" : "", *rq = deleted ? ">" : "";
+	if (l->format == LS_PARSE) {
+		if (have)
+			fprintf(o, "/%" PRIu64 "/%06o/%u/%u/%.*s/%" PRIu64 "/\n",
+				ino, st.mode, st.uid, st.gid, (int)len, name,
+				st.size);
+		else
+			fprintf(o, "/%" PRIu64 "/%06o/%u/%u/%s%.*s%s//\n", ino,
+				0, 0, 0, lq, (int)len, name, rq);
+		return;
+	}
+	if (l->format == LS_SHORT || !have) {
+		fprintf(o, "%8" PRIu64 "  %s%.*s%s\n", ino, lq, (int)len, name,
+			rq);
+		return;
 	}
 	char mode[11], tbuf[64];
 	mode_string(st.mode, mode);
 	time_string(st.mtime_ns, tbuf, sizeof(tbuf));
-	fprintf(l->sh->out, "%8" PRIu64 " %s %3u %6u %6u %12" PRIu64 " %.19s %.*s\n",
+	fprintf(o, "%8" PRIu64 " %s %3u %6u %6u %12" PRIu64 " %.19s %.*s\n",
 		ino, mode, st.nlink, st.uid, st.gid, st.size, tbuf, (int)len,
 		name);
+}
+
+static int ls_entry(void *ctx, const char *name, unsigned len, tux3_ino_t ino,
+		    unsigned type, uint64_t pos)
+{
+	(void)pos;
+	ls_line(ctx, name, len, ino, type, 0);
 	return 0;
 }
 
-static int cmd_ls(struct shell *sh, int argc, char **argv)
+/*
+ * ls -d: deleted entries.  A directory block is a chain of records
+ * (be64 inum, be16 rec_len, u8 name_len, u8 type, name; 8-byte aligned);
+ * a delete zeroes the record's name and merges it into the previous
+ * record, so what a delete leaves is slack after a live record's name.
+ * The chain is followed as far as it is sound; in the slack of each
+ * record, every 8-byte aligned place is tried as a record header, and
+ * a header that is whole (inode number, rec_len, a name that fits and
+ * holds no '/' or NUL, a known type) is shown as a deleted entry.  Names
+ * are zeroed by this library's writer and the reference's, so on such
+ * volumes nothing shows: this is for other writers and damaged blocks.
+ */
+#define DIRENT_HEAD 12
+
+static unsigned rec_need(unsigned name_len)
 {
-	struct ls_ctx l = { sh, 0, 0 };
-	tux3_ino_t ino;
-	int c;
-	optind = 0;
-	while ((c = getopt(argc, argv, "l")) != -1) {
-		if (c != 'l')
-			return sh_err(sh, "usage: ls [-l] [PATH]");
-		l.longfmt = 1;
+	return (DIRENT_HEAD + name_len + 7) & ~7u;
+}
+
+static int plausible(const uint8_t *p, unsigned room)
+{
+	if (room < DIRENT_HEAD + 4)
+		return 0;
+	uint64_t inum = 0;
+	for (int i = 0; i < 8; i++)
+		inum = inum << 8 | p[i];
+	unsigned rec_len = (unsigned)p[8] << 8 | p[9];
+	unsigned name_len = p[10], type = p[11];
+	if (!inum || inum >= (1ULL << 48) || !name_len || type > TUX3_DT_LNK)
+		return 0;
+	if (rec_len < 16 || rec_len % 8 || rec_need(name_len) > room)
+		return 0;
+	if (memchr(p + DIRENT_HEAD, '/', name_len) ||
+	    memchr(p + DIRENT_HEAD, 0, name_len))
+		return 0;
+	return 1;
+}
+
+struct dir_extent {
+	uint64_t logical, physical, count;
+};
+
+struct dir_extents {
+	struct dir_extent *v;
+	size_t count, cap;
+};
+
+static int add_dir_extent(void *ctx, uint64_t logical, tux3_block_t physical,
+			  uint64_t count, uint32_t version)
+{
+	struct dir_extents *d = ctx;
+	(void)version;
+	if (!physical)
+		return 0;
+	if (d->count == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 16;
+		void *n = realloc(d->v, ncap * sizeof(*d->v));
+		if (!n)
+			return -ENOMEM;
+		d->v = n;
+		d->cap = ncap;
 	}
+	d->v[d->count++] = (struct dir_extent){ logical, physical, count };
+	return 0;
+}
+
+static void ls_deleted_block(struct ls_ctx *l, const uint8_t *b, unsigned bs)
+{
+	unsigned off = 0;
+	while (off + DIRENT_HEAD + 4 <= bs) {
+		unsigned rec_len = (unsigned)b[off + 8] << 8 | b[off + 9];
+		unsigned name_len = b[off + 10];
+		if (rec_len == 65535)
+			rec_len = 65536;
+		if (rec_len < 16 || rec_len % 8 || rec_len > bs - off)
+			break;	/* the chain ends here: nothing to trust */
+		unsigned from = name_len ? rec_need(name_len) : 16;
+		for (unsigned at = from; at + DIRENT_HEAD + 4 <= rec_len;) {
+			const uint8_t *p = b + off + at;
+			if (plausible(p, rec_len - at)) {
+				uint64_t inum = 0;
+				for (int i = 0; i < 8; i++)
+					inum = inum << 8 | p[i];
+				ls_line(l, (const char *)p + DIRENT_HEAD,
+					p[10], inum, p[11], 1);
+				at += rec_need(p[10]);
+			} else {
+				at += 8;
+			}
+		}
+		off += rec_len;
+	}
+}
+
+static int ls_deleted(struct ls_ctx *l, tux3_ino_t dir, const char *path)
+{
+	struct shell *sh = l->sh;
+	struct dir_extents d = { 0 };
+	struct tux3_stat st;
+	unsigned bs = tux3_block_size(sh->vol);
+	int err = tux3_stat(sh->vol, dir, &st);
+	if (!err)
+		err = tux3_map_extents(sh->vol, dir, add_dir_extent, &d);
+	if (err < 0) {
+		free(d.v);
+		return sh_volerr(sh, path, err);
+	}
+	uint8_t *b = malloc(bs);
+	if (!b) {
+		free(d.v);
+		return sh_err(sh, "out of memory");
+	}
+	for (size_t i = 0; i < d.count; i++)
+		for (uint64_t k = 0; k < d.v[i].count; k++) {
+			if ((d.v[i].logical + k) * bs >= st.size)
+				break;
+			err = tux3_read_block(sh->vol, d.v[i].physical + k, b,
+					      NULL);
+			if (err) {
+				sh_volerr(sh, path, err);
+				l->err = 1;
+				continue;
+			}
+			ls_deleted_block(l, b, bs);
+		}
+	free(b);
+	free(d.v);
+	return 0;
+}
+
+int cmd_ls(struct shell *sh, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' }, { NULL, 0, NULL, 0 },
+	};
+	static const char usage[] = "usage: ls [-l] [-p] [-d] [--json] [PATH]";
+	struct ls_ctx l = { sh, LS_SHORT, 0, NULL };
+	struct json json;
+	int deleted = 0, asjson = 0, c;
+	tux3_ino_t ino;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "lpd", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': l.format = LS_LONG; break;
+		case 'p': l.format = LS_PARSE; break;
+		case 'd': deleted = 1; break;
+		case 'J': asjson = 1; break;
+		default: return sh_err(sh, "%s", usage);
+		}
+	}
+	if (argc - optind > 1)
+		return sh_err(sh, "%s", usage);
 	const char *path = optind < argc ? argv[optind] : sh->cwdpath;
 	if (sh_resolve(sh, path, &ino))
 		return 1;
-	int err = tux3_readdir(sh->vol, ino, ls_entry, &l);
-	if (err < 0)
+	struct tux3_stat st;
+	int err = tux3_stat(sh->vol, ino, &st);
+	if (err)
 		return sh_volerr(sh, path, err);
+	if (!S_ISDIR(st.mode))
+		return sh_err(sh, "%s: %s", path, strerror(ENOTDIR));
+	if (asjson) {
+		json_begin(&json, sh->out, "ls");
+		l.json = &json;
+	}
+	err = tux3_readdir(sh->vol, ino, ls_entry, &l);
+	if (err < 0)
+		l.err = sh_volerr(sh, path, err);
+	else if (deleted)
+		l.err |= ls_deleted(&l, ino, path);
+	if (asjson)
+		json_end(&json);
 	return l.err;
 }
 
@@ -158,19 +404,119 @@ static int print_extent(void *ctx, uint64_t logical, tux3_block_t physical,
 	return 0;
 }
 
-static int cmd_stat(struct shell *sh, int argc, char **argv)
+static int json_xattr(void *ctx, const char *name, const void *value,
+		      unsigned size)
+{
+	struct json *j = ctx;
+	const unsigned char *v = value;
+	int printable = 1;
+	for (unsigned i = 0; i < size; i++)
+		if (!isprint(v[i]))
+			printable = 0;
+	json_open(j, NULL, '{');
+	json_str(j, "name", name);
+	json_u64(j, "size", size);
+	if (printable)
+		json_strn(j, "value", value, size);
+	json_hex(j, "hex", value, size);
+	json_close(j, '}');
+	return 0;
+}
+
+static int json_extent(void *ctx, uint64_t logical, tux3_block_t physical,
+		       uint64_t count, uint32_t version)
+{
+	struct json *j = ctx;
+	json_open(j, NULL, '{');
+	json_u64(j, "logical", logical);
+	json_u64(j, "physical", physical);
+	json_u64(j, "count", count);
+	json_u64(j, "version", version);
+	json_bool(j, "hole", !physical);
+	json_close(j, '}');
+	return 0;
+}
+
+static void json_root(struct json *j, const char *key, uint64_t packed,
+		      int data)
+{
+	json_open(j, key, '{');
+	if (!packed) {
+		json_str(j, "kind", "none");
+	} else if (data && (packed >> 63)) {
+		json_str(j, "kind", "direct");
+		json_u64(j, "count", (packed >> 48) & 0x7fff);
+		json_u64(j, "block", packed & (uint64_t)0xffffffffffff);
+	} else {
+		json_str(j, "kind", "tree");
+		json_u64(j, "depth", (packed >> 48) & 0x7fff);
+		json_u64(j, "block", packed & (uint64_t)0xffffffffffff);
+	}
+	json_u64(j, "packed", packed);
+	json_close(j, '}');
+}
+
+static int stat_json(struct shell *sh, const char *arg, tux3_ino_t ino,
+		     const struct tux3_stat *st)
+{
+	struct json j;
+	char mode[11], type[2] = { manifest_type(st->mode), 0 };
+	int err = 0;
+	mode_string(st->mode, mode);
+	json_begin(&j, sh->out, "stat");
+	json_open(&j, NULL, '{');
+	json_u64(&j, "inode", ino);
+	json_str(&j, "type", type);
+	json_u64(&j, "mode", st->mode);
+	json_str(&j, "mode_text", mode);
+	json_u64(&j, "uid", st->uid);
+	json_u64(&j, "gid", st->gid);
+	json_u64(&j, "nlink", st->nlink);
+	json_u64(&j, "size", st->size);
+	if (S_ISCHR(st->mode) || S_ISBLK(st->mode)) {
+		json_u64(&j, "rdev_major", st->rdev_major);
+		json_u64(&j, "rdev_minor", st->rdev_minor);
+	}
+	json_u64(&j, "blocks", st->blocks);
+	json_u64(&j, "blksize", st->blksize);
+	json_i64(&j, "ctime_ns", st->ctime_ns);
+	json_i64(&j, "mtime_ns", st->mtime_ns);
+	json_bool(&j, "orphan", st->orphan);
+	json_root(&j, "data", st->dtree_root, 1);
+	json_open(&j, "xattrs", '[');
+	if (st->xattr_count)
+		err = tux3_listxattr(sh->vol, ino, json_xattr, &j);
+	json_close(&j, ']');
+	json_open(&j, "extents", '[');
+	if (!err && st->dtree_root)
+		err = tux3_map_extents(sh->vol, ino, json_extent, &j);
+	json_close(&j, ']');
+	json_close(&j, '}');
+	json_end(&j);
+	return err < 0 ? sh_volerr(sh, arg, err) : 0;
+}
+
+int cmd_stat(struct shell *sh, int argc, char **argv)
 {
 	struct tux3_stat st;
 	tux3_ino_t ino;
 	char mode[11], ct[64], mt[64];
+	int asjson = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "--json")) {
+		asjson = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2)
-		return sh_err(sh, "usage: stat PATH|<inum>");
+		return sh_err(sh, "usage: stat [--json] PATH|<inum>");
 	if (sh_resolve(sh, argv[1], &ino))
 		return 1;
 	int err = tux3_stat(sh->vol, ino, &st);
 	if (err)
 		return sh_volerr(sh, argv[1], err);
+	if (asjson)
+		return stat_json(sh, argv[1], ino, &st);
 	mode_string(st.mode, mode);
 	time_string(st.ctime_ns, ct, sizeof(ct));
 	time_string(st.mtime_ns, mt, sizeof(mt));
@@ -209,7 +555,7 @@ static int cmd_stat(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_xattrs(struct shell *sh, int argc, char **argv)
+int cmd_xattrs(struct shell *sh, int argc, char **argv)
 {
 	tux3_ino_t ino;
 	if (argc != 2)
@@ -220,7 +566,7 @@ static int cmd_xattrs(struct shell *sh, int argc, char **argv)
 	return err < 0 ? sh_volerr(sh, argv[1], err) : 0;
 }
 
-/* ---- cat ---- */
+/* ---- cat, readlink ---- */
 
 static int copy_out(struct shell *sh, tux3_ino_t ino, const char *name, FILE *f)
 {
@@ -243,7 +589,17 @@ static int copy_out(struct shell *sh, tux3_ino_t ino, const char *name, FILE *f)
 	return 0;
 }
 
-static int cmd_cat(struct shell *sh, int argc, char **argv)
+static int print_link(struct shell *sh, tux3_ino_t ino, const char *arg)
+{
+	static char target[65537];
+	ssize_t n = tux3_readlink(sh->vol, ino, target, sizeof(target));
+	if (n < 0)
+		return sh_volerr(sh, arg, (int)n);
+	fprintf(sh->out, "%s\n", target);
+	return 0;
+}
+
+int cmd_cat(struct shell *sh, int argc, char **argv)
 {
 	struct tux3_stat st;
 	tux3_ino_t ino;
@@ -254,17 +610,27 @@ static int cmd_cat(struct shell *sh, int argc, char **argv)
 	int err = tux3_stat(sh->vol, ino, &st);
 	if (err)
 		return sh_volerr(sh, argv[1], err);
-	if (S_ISLNK(st.mode)) {
-		char target[65537];
-		ssize_t n = tux3_readlink(sh->vol, ino, target, sizeof(target));
-		if (n < 0)
-			return sh_volerr(sh, argv[1], (int)n);
-		fprintf(sh->out, "%s\n", target);
-		return 0;
-	}
+	if (S_ISLNK(st.mode))
+		return print_link(sh, ino, argv[1]);
 	if (!S_ISREG(st.mode))
 		return sh_err(sh, "%s: not a regular file or symlink", argv[1]);
 	return copy_out(sh, ino, argv[1], sh->out);
+}
+
+int cmd_readlink(struct shell *sh, int argc, char **argv)
+{
+	struct tux3_stat st;
+	tux3_ino_t ino;
+	if (argc != 2)
+		return sh_err(sh, "usage: readlink PATH|<inum>");
+	if (sh_resolve(sh, argv[1], &ino))
+		return 1;
+	int err = tux3_stat(sh->vol, ino, &st);
+	if (err)
+		return sh_volerr(sh, argv[1], err);
+	if (!S_ISLNK(st.mode))
+		return sh_err(sh, "%s: not a symbolic link", argv[1]);
+	return print_link(sh, ino, argv[1]);
 }
 
 /* ---- cd, pwd ---- */
@@ -298,13 +664,21 @@ int join_path(struct shell *sh, const char *arg, char *out, size_t len)
 	return 0;
 }
 
-static int cmd_cd(struct shell *sh, int argc, char **argv)
+int cmd_cd(struct shell *sh, int argc, char **argv)
 {
 	char path[sizeof(sh->cwdpath)];
 	struct tux3_stat st;
 	tux3_ino_t ino;
 	if (argc > 2)
 		return sh_err(sh, "usage: cd [PATH]");
+	/* reserved: cd @TAG enters a snapshot (the snapshot issue) */
+	if (argc == 2 && argv[1][0] == '@') {
+		const struct command *c = command_find("snapshot");
+		return sh_err(sh, "cd %s: not available yet: %s (a directory "
+			      "named %s is ./%s)", argv[1],
+			      c && c->reserved ? c->reserved : "snapshots",
+			      argv[1], argv[1]);
+	}
 	if (join_path(sh, argc == 2 ? argv[1] : "/", path, sizeof(path)))
 		return sh_err(sh, "%s: path too long", argv[1]);
 	int err = tux3_lookup_path(sh->vol, path, &ino);
@@ -319,7 +693,7 @@ static int cmd_cd(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_pwd(struct shell *sh, int argc, char **argv)
+int cmd_pwd(struct shell *sh, int argc, char **argv)
 {
 	(void)argv;
 	if (argc != 1)
@@ -328,216 +702,7 @@ static int cmd_pwd(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_quit(struct shell *sh, int argc, char **argv)
-{
-	(void)argc; (void)argv;
-	sh->quit = 1;
-	return 0;
-}
-
-/* ---- super, statfs ---- */
-
-static void print_root(FILE *o, const char *name, uint64_t packed)
-{
-	if (!packed)
-		fprintf(o, "%-14s 0x%016" PRIx64 " (none)\n", name, packed);
-	else
-		fprintf(o, "%-14s 0x%016" PRIx64 " (depth %" PRIu64 ", block %"
-			PRIu64 ")\n", name, packed, (packed >> 48) & 0x7fff,
-			packed & (uint64_t)0xffffffffffff);
-}
-
-static int cmd_super(struct shell *sh, int argc, char **argv)
-{
-	struct tux3_super_info s;
-	(void)argv;
-	if (argc != 1)
-		return sh_err(sh, "usage: super");
-	tux3_super_info(sh->vol, &s);
-	FILE *o = sh->out;
-	fprintf(o, "%-14s ", "magic");
-	for (int i = 0; i < 8; i++)
-		fprintf(o, "%02x", s.magic[i]);
-	fprintf(o, " ('%.4s' + %02x%02x-%02x-%02x)\n", (const char *)s.magic,
-		s.magic[4], s.magic[5], s.magic[6], s.magic[7]);
-	fprintf(o, "%-14s %" PRIu64 "\n", "birthdate", s.birthdate);
-	fprintf(o, "%-14s 0x%" PRIx64 "\n", "flags", s.flags);
-	fprintf(o, "%-14s %u (block size %u)\n", "blockbits", s.blockbits,
-		s.blocksize);
-	fprintf(o, "%-14s %" PRIu64 "\n", "volblocks", s.volblocks);
-	print_root(o, "iroot", s.iroot);
-	print_root(o, "oroot", s.oroot);
-	fprintf(o, "%-14s %" PRIu64 "\n", "usedinodes", s.usedinodes);
-	fprintf(o, "%-14s %" PRIu64 "\n", "nextblock", s.nextblock);
-	fprintf(o, "%-14s %" PRIu64 "\n", "atomdictsize", s.atomdictsize);
-	fprintf(o, "%-14s %u\n", "freeatom", s.freeatom);
-	fprintf(o, "%-14s %u\n", "atomgen", s.atomgen);
-	fprintf(o, "%-14s %" PRIu64 "\n", "logchain", s.logchain);
-	fprintf(o, "%-14s %u\n", "logcount", s.logcount);
-	fprintf(o, "%-14s %" PRIu64 " (%s)\n", "freeblocks", s.freeblocks,
-		s.replayed ? "after log replay" : "on-disk bitmap, no replay");
-	fprintf(o, "%-14s %u\n", "orphans", tux3_orphan_count(sh->vol));
-
-	/* our extension record (doc/format.md section 15) */
-	struct tux3_identity id;
-	tux3_identity(sh->vol, &id);
-	if (!id.present) {
-		fprintf(o, "%-14s none\n", "extension");
-		return 0;
-	}
-	char uuid[37], when[64];
-	uuid_unparse(id.uuid, uuid);
-	time_string(id.mkfs_time_ns, when, sizeof(when));
-	fprintf(o, "%-14s version %u\n", "extension", id.version);
-	fprintf(o, "%-14s %s\n", "uuid", uuid);
-	fprintf(o, "%-14s \"", "label");
-	for (const unsigned char *p = (const unsigned char *)id.label; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
-			fprintf(o, "\\x%02x", *p);
-		else
-			fputc(*p, o);
-	}
-	fprintf(o, "\"\n");
-	fprintf(o, "%-14s %s (%" PRId64 " ns)\n", "mkfs time", when,
-		id.mkfs_time_ns);
-	fprintf(o, "%-14s 0x%08x\n", "compat", id.compat);
-	fprintf(o, "%-14s 0x%08x\n", "ro_compat", id.ro_compat);
-	fprintf(o, "%-14s 0x%08x\n", "incompat", id.incompat);
-	fprintf(o, "%-14s %" PRIu64 "\n", "seq", id.seq);
-	fprintf(o, "%-14s %s\n", "seal", id.sealed ? "sealed" :
-		"not sealed (last commit by a writer that does not know the "
-		"extension)");
-	return 0;
-}
-
-static int cmd_statfs(struct shell *sh, int argc, char **argv)
-{
-	struct tux3_statfs st;
-	(void)argv;
-	if (argc != 1)
-		return sh_err(sh, "usage: statfs");
-	tux3_statfs(sh->vol, &st);
-	fprintf(sh->out, "block size:         %u\n"
-		"blocks:             %" PRIu64 "\n"
-		"free blocks:        %" PRIu64 "\n"
-		"inode numbers:      %" PRIu64 "\n"
-		"free inode numbers: %" PRIu64 "\n"
-		"name length:        %u\n", st.bsize, st.blocks, st.bfree,
-		st.files, st.ffree, st.namelen);
-	return 0;
-}
-
-/* ---- atoms ---- */
-
-static int print_atom(void *ctx, const struct tux3_atom *a)
-{
-	struct shell *sh = ctx;
-	fprintf(sh->out, "%6u %8u %10" PRIu64 "  %s\n", a->atom, a->refcount,
-		a->dictpos, a->name);
-	return 0;
-}
-
-static int print_free_atom(void *ctx, unsigned atom)
-{
-	struct shell *sh = ctx;
-	fprintf(sh->out, " %u", atom);
-	return 0;
-}
-
-static int cmd_atoms(struct shell *sh, int argc, char **argv)
-{
-	struct tux3_super_info s;
-	(void)argv;
-	if (argc != 1)
-		return sh_err(sh, "usage: atoms");
-	tux3_super_info(sh->vol, &s);
-	fprintf(sh->out, "atomgen %u, freeatom %u, dictionary %" PRIu64
-		" bytes\n  atom refcount  dict-pos  name\n", s.atomgen,
-		s.freeatom, s.atomdictsize);
-	int err = tux3_atoms(sh->vol, print_atom, sh);
-	if (err)
-		return sh_volerr(sh, "atoms", err);
-	fprintf(sh->out, "free list:");
-	err = tux3_atom_freelist(sh->vol, print_free_atom, sh);
-	fputc('\n', sh->out);
-	if (err)
-		return sh_volerr(sh, "atoms: free list", err);
-	return 0;
-}
-
-/* ---- log ---- */
-
-static int log_block(void *ctx, unsigned index, tux3_block_t block,
-		     unsigned bytes, tux3_block_t chain)
-{
-	struct shell *sh = ctx;
-	fprintf(sh->out, "log block %u: block %" PRIu64 ", %u payload bytes, "
-		"logchain -> %" PRIu64 "\n", index, block, bytes, chain);
-	return 0;
-}
-
-static int log_rec(void *ctx, tux3_block_t block,
-		   const struct tux3_logrec_info *rec)
-{
-	struct shell *sh = ctx;
-	(void)block;
-	fprintf(sh->out, "  %4u: %s%s\n", rec->offset, rec->text,
-		rec->live || !sh->vol_replayed ? "" :
-		"   (before the latest UNIFY: not replayed)");
-	return 0;
-}
-
-static int cmd_log(struct shell *sh, int argc, char **argv)
-{
-	struct tux3_super_info s;
-	struct tux3_walk_ops ops = { .logblock = log_block, .logrec = log_rec };
-	int err;
-	(void)argv;
-
-	if (argc != 1)
-		return sh_err(sh, "usage: log");
-	tux3_super_info(sh->vol, &s);
-	if (s.replayed) {
-		fprintf(sh->out, "logchain %" PRIu64 ", logcount %u (oldest "
-			"first)\n", s.logchain, s.logcount);
-		err = tux3_walk_log(sh->vol, &ops, sh);
-	} else {
-		/* opened with -c: read the chain as far as it is readable */
-		fprintf(sh->out, "logchain %" PRIu64 ", logcount %u (newest "
-			"first, not replayed)\n", s.logchain, s.logcount);
-		err = tux3_scan_log_raw(sh->vol, &ops, sh);
-	}
-	if (err < 0)
-		return sh_volerr(sh, "log", err);
-	for (unsigned i = 0; i < tux3_orphan_count(sh->vol); i++)
-		fprintf(sh->out, "orphan: inode %" PRIu64 "\n",
-			tux3_orphan(sh->vol, i));
-	return 0;
-}
-
-/* ---- help ---- */
-
-static int cmd_help(struct shell *sh, int argc, char **argv)
-{
-	if (argc > 1) {
-		const struct command *c = command_find(argv[1]);
-		if (!c)
-			return sh_err(sh, "help: no command '%s'", argv[1]);
-		fprintf(sh->out, "usage: %s\n%s\n", c->usage, c->help);
-		if (c->aliases)
-			fprintf(sh->out, "aliases: %s\n", c->aliases);
-		return 0;
-	}
-	const char *group = "";
-	for (const struct command *c = commands; c->name; c++) {
-		if (strcmp(group, c->group)) {
-			group = c->group;
-			fprintf(sh->out, "%s:\n", group);
-		}
-		fprintf(sh->out, "  %-30s %s\n", c->usage, c->help);
-	}
-	return 0;
-}
+/* ---- extents, bmap ---- */
 
 struct extent_print {
 	FILE *out;
@@ -564,35 +729,45 @@ static int extent_line(void *ctx, uint64_t logical, tux3_block_t physical,
 	return 0;
 }
 
-/* extents PATH: every extent of a file's data */
-static int cmd_extents(struct shell *sh, int argc, char **argv)
+/* extents [--json] PATH: every extent of a file's data */
+int cmd_extents(struct shell *sh, int argc, char **argv)
 {
 	struct extent_print p = { sh->out, UINT64_MAX, 0 };
 	tux3_ino_t ino;
+	int asjson = 0;
+	if (argc == 3 && !strcmp(argv[1], "--json")) {
+		asjson = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2)
-		return sh_err(sh, "usage: extents PATH|<inum>");
+		return sh_err(sh, "usage: extents [--json] PATH|<inum>");
 	if (sh_resolve(sh, argv[1], &ino))
 		return 1;
-	fprintf(sh->out, "%12s %12s %8s %7s\n", "logical", "physical",
-		"count", "version");
-	int err = tux3_map_extents(sh->vol, ino, extent_line, &p);
+	int err;
+	if (asjson) {
+		struct json j;
+		json_begin(&j, sh->out, "extents");
+		err = tux3_map_extents(sh->vol, ino, json_extent, &j);
+		json_end(&j);
+	} else {
+		fprintf(sh->out, "%12s %12s %8s %7s\n", "logical", "physical",
+			"count", "version");
+		err = tux3_map_extents(sh->vol, ino, extent_line, &p);
+	}
 	return err < 0 ? sh_volerr(sh, argv[1], err) : 0;
 }
 
 /* bmap PATH LOGICAL: the physical block of a logical block (0: hole) */
-static int cmd_bmap(struct shell *sh, int argc, char **argv)
+int cmd_bmap(struct shell *sh, int argc, char **argv)
 {
 	struct extent_print p = { sh->out, 0, 0 };
 	tux3_ino_t ino;
-	char *end;
 	if (argc != 3)
 		return sh_err(sh, "usage: bmap PATH|<inum> LOGICAL");
 	if (sh_resolve(sh, argv[1], &ino))
 		return 1;
-	errno = 0;
-	p.want = strtoull(argv[2], &end, 0);
-	if (errno || *end || !*argv[2] || argv[2][0] == '-' ||
-	    p.want == UINT64_MAX)
+	if (parse_number(argv[2], &p.want) || p.want == UINT64_MAX)
 		return sh_err(sh, "bmap: bad logical block '%s'", argv[2]);
 	int err = tux3_map_extents(sh->vol, ino, extent_line, &p);
 	if (err < 0)
@@ -602,185 +777,137 @@ static int cmd_bmap(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
-const struct command commands[] = {
-	/* name, aliases, group, usage, help, needs_volume, needs_write, run */
-	{ "ls", "list dir", "Files", "ls [-l] [PATH]",
-	  "list a directory (-l: mode, links, owner, size, mtime)", 1, 0,
-	  cmd_ls },
-	{ "cd", "chdir", "Files", "cd [PATH]",
-	  "change the current directory inside the volume", 1, 0, cmd_cd },
-	{ "pwd", NULL, "Files", "pwd", "print the current directory", 1, 0,
-	  cmd_pwd },
-	{ "stat", NULL, "Files", "stat PATH|<inum>",
-	  "show an inode: attributes, xattrs and extents", 1, 0, cmd_stat },
-	{ "extents", NULL, "Files", "extents PATH|<inum>",
-	  "list a file's extents: logical, physical, count, version", 1, 0,
-	  cmd_extents },
-	{ "bmap", NULL, "Files", "bmap PATH|<inum> LOGICAL",
-	  "print the physical block of a logical block (0: a hole)", 1, 0,
-	  cmd_bmap },
-	{ "cat", NULL, "Files", "cat PATH|<inum>",
-	  "write a file's contents to standard output", 1, 0, cmd_cat },
-	{ "dump", "dump_inode", "Files", "dump [-p] PATH HOSTFILE",
-	  "copy a file out to the host (-p: owner, mode, times too)", 1, 0,
-	  cmd_dump },
-	{ "rdump", NULL, "Files", "rdump PATH HOSTDIR",
-	  "copy a subtree out to the host with all metadata", 1, 0, cmd_rdump },
-	{ "xattrs", "ea_list", "Files", "xattrs PATH|<inum>",
-	  "list extended attributes", 1, 0, cmd_xattrs },
-	{ "manifest", NULL, "Files", "manifest [PATH]",
-	  "print the subtree as a TSV manifest (oracle format)", 1, 0,
-	  cmd_manifest },
-	{ "write", NULL, "Editing", "write [-f] HOSTFILE PATH",
-	  "copy a host file in as PATH (-f: replace an existing file)", 1, 1,
-	  cmd_write },
-	{ "mkdir", NULL, "Editing", "mkdir PATH", "make a directory", 1, 1,
-	  cmd_mkdir },
-	{ "rm", NULL, "Editing", "rm PATH",
-	  "remove a name (not a directory)", 1, 1, cmd_rm },
-	{ "rmdir", NULL, "Editing", "rmdir PATH",
-	  "remove an empty directory", 1, 1, cmd_rmdir },
-	{ "ln", NULL, "Editing", "ln [-s] TARGET PATH",
-	  "make a hard link to TARGET (-s: a symbolic link)", 1, 1, cmd_ln },
-	{ "mv", "rename", "Editing", "mv [-n|-x] OLD NEW",
-	  "rename (-n: never replace, -x: exchange the two)", 1, 1, cmd_mv },
-	{ "setxattr", "ea_set", "Editing", "setxattr PATH NAME VALUE",
-	  "set an xattr (VALUE as text, or 0xHEX)", 1, 1, cmd_setxattr },
-	{ "rmxattr", "ea_rm", "Editing", "rmxattr PATH NAME",
-	  "remove an xattr", 1, 1, cmd_rmxattr },
-	{ "truncate", NULL, "Editing", "truncate PATH SIZE",
-	  "set a regular file's size in bytes", 1, 1, cmd_truncate },
-	{ "chmod", NULL, "Editing", "chmod MODE PATH",
-	  "set the permission bits (octal)", 1, 1, cmd_chmod },
-	{ "chown", NULL, "Editing", "chown UID:GID PATH",
-	  "set the numeric owner and group", 1, 1, cmd_chown },
-	{ "touch", NULL, "Editing", "touch PATH",
-	  "create an empty file, or set its mtime to now", 1, 1, cmd_touch },
-	{ "mknod", NULL, "Editing", "mknod PATH p|c|b|s [MAJOR MINOR]",
-	  "make a fifo, device node or socket", 1, 1, cmd_mknod },
-	{ "delta", NULL, "Editing", "delta",
-	  "commit the changes made so far", 1, 1, cmd_delta },
-	{ "unify", NULL, "Editing", "unify",
-	  "commit, folding the log into the on-disk trees", 1, 1, cmd_unify },
-	{ "super", "stats show_super_stats", "Structures", "super",
-	  "show every superblock field", 1, 0, cmd_super },
-	{ "atoms", NULL, "Structures", "atoms",
-	  "show the xattr atom table: names, refcounts, free list", 1, 0,
-	  cmd_atoms },
-	{ "statfs", "df", "Structures", "statfs", "show free space and inodes",
-	  1, 0, cmd_statfs },
-	{ "check", NULL, "Structures", "check",
-	  "check block ownership and the namespace (links, types)", 1, 0,
-	  cmd_check },
-	{ "block", "bd block_dump", "Raw", "block [-f] N",
-	  "hex dump of block N (-f: no squeezing), its type by magic and "
-	  "every field decoded", 1, 0, cmd_block },
-	{ "inode", "inode_dump", "Raw", "inode INUM|<inum>|PATH",
-	  "the inode's attribute blob, decoded attribute by attribute", 1, 0,
-	  cmd_inode },
-	{ "set_super", "ssv", "Raw", "set_super [-c] FIELD VALUE",
-	  "CORRUPTION TOOL: write one superblock field straight to the "
-	  "device, not as a delta (-c: recompute the extension CRC)", 1, 1,
-	  cmd_set_super },
-	{ "set_inode", "sif", "Raw", "set_inode INUM FIELD VALUE",
-	  "set a fixed inode field (mode uid gid size nlink ctime mtime rdev "
-	  "dtree) as is, committed as a normal delta", 1, 1, cmd_set_inode },
-	{ "set_block", NULL, "Raw", "set_block N OFFSET HEXBYTES",
-	  "CORRUPTION TOOL: write bytes into block N on the device, bypassing "
-	  "the log", 1, 1, cmd_set_block },
-	{ "log", "logdump", "Log", "log",
-	  "show each log block and its decoded records", 1, 0, cmd_log },
-	{ "help", "?", "Shell", "help [COMMAND]", "list commands, or show one",
-	  0, 0, cmd_help },
-	{ "quit", "q exit", "Shell", "quit", "leave the shell", 0, 0, cmd_quit },
-	{ NULL, NULL, NULL, NULL, NULL, 0, 0, NULL },
+/* ---- find ---- */
+
+struct find {
+	struct shell *sh;
+	struct ancestry up;
+	const char *name;	/* -name GLOB */
+	int type;		/* -type: a TUX3_DT_*, or -1 */
+	uint64_t inum;		/* -inum, 0: any */
+	int failed;
 };
 
-const struct command *command_find(const char *name)
+struct find_child {
+	char *name;
+	tux3_ino_t ino;
+	unsigned type;
+};
+
+struct find_children {
+	struct find_child *v;
+	size_t count, cap;
+};
+
+static int find_collect(void *ctx, const char *name, unsigned len,
+			tux3_ino_t ino, unsigned type, uint64_t pos)
 {
-	for (const struct command *c = commands; c->name; c++) {
-		if (!strcmp(c->name, name))
-			return c;
-		if (c->aliases) {
-			const char *a = c->aliases;
-			size_t n = strlen(name);
-			while (*a) {
-				size_t len = strcspn(a, " ");
-				if (len == n && !strncmp(a, name, n))
-					return c;
-				a += len;
-				while (*a == ' ')
-					a++;
-			}
-		}
+	struct find_children *c = ctx;
+	(void)pos;
+	if (c->count == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 32;
+		void *n = realloc(c->v, ncap * sizeof(*c->v));
+		if (!n)
+			return -ENOMEM;
+		c->v = n;
+		c->cap = ncap;
 	}
-	return NULL;
+	c->v[c->count].name = strndup(name, len);
+	if (!c->v[c->count].name)
+		return -ENOMEM;
+	c->v[c->count].ino = ino;
+	c->v[c->count++].type = type;
+	return 0;
 }
 
-/* Split a line into words: blanks separate, "..." and '...' quote, \
- * escapes the next character. */
-static int split_words(char *line, char **argv, int max)
+static void find_visit(struct find *f, const char *path, const char *base,
+		       tux3_ino_t ino, unsigned type)
 {
-	int argc = 0;
-	char *r = line, *w;
-	while (*r) {
-		while (*r == ' ' || *r == '\t' || *r == '\n' || *r == '\r')
-			r++;
-		if (!*r || *r == '#')
-			break;
-		if (argc == max)
-			return -1;
-		argv[argc++] = w = r;
-		char quote = 0;
-		while (*r) {
-			if (quote) {
-				if (*r == quote) {
-					quote = 0;
-					r++;
-					continue;
-				}
-			} else if (*r == '"' || *r == '\'') {
-				quote = *r++;
-				continue;
-			} else if (*r == ' ' || *r == '\t' || *r == '\n' ||
-				   *r == '\r') {
-				break;
-			}
-			if (*r == '\\' && r[1])
-				r++;
-			*w++ = *r++;
-		}
-		if (*r)
-			r++;
-		*w = 0;
+	struct shell *sh = f->sh;
+	if ((!f->name || !fnmatch(f->name, base, 0)) &&
+	    (f->type < 0 || (unsigned)f->type == type) &&
+	    (!f->inum || f->inum == ino))
+		fprintf(sh->out, "%s\n", path);
+	if (type != TUX3_DT_DIR)
+		return;
+	if (ancestry_push(&f->up, ino)) {
+		sh_err(sh, "%s: directory inode %" PRIu64 " is its own "
+		       "ancestor, or nesting is too deep: not descending", path,
+		       ino);
+		f->failed = 1;
+		return;
 	}
-	argv[argc] = NULL;
-	return argc;
+	struct find_children ch = { 0 };
+	int err = tux3_readdir(sh->vol, ino, find_collect, &ch);
+	if (err) {
+		sh_volerr(sh, path, err);
+		f->failed = 1;
+	}
+	size_t plen = strlen(path);
+	for (size_t i = 0; i < ch.count; i++) {
+		char *sub = malloc(plen + strlen(ch.v[i].name) + 2);
+		if (sub) {
+			sprintf(sub, "%s%s%s", path,
+				plen && path[plen - 1] == '/' ? "" : "/",
+				ch.v[i].name);
+			find_visit(f, sub, ch.v[i].name, ch.v[i].ino,
+				   ch.v[i].type);
+			free(sub);
+		} else {
+			f->failed = sh_err(sh, "out of memory");
+		}
+		free(ch.v[i].name);
+	}
+	free(ch.v);
+	f->up.depth--;
 }
 
-int shell_execute(struct shell *sh, char *line)
+int cmd_find(struct shell *sh, int argc, char **argv)
 {
-	char *argv[64];
-	int argc = split_words(line, argv, 63);
-	if (argc < 0)
-		return sh_err(sh, "too many arguments");
-	if (!argc)
-		return 0;
-	const struct command *c = command_find(argv[0]);
-	if (!c)
-		return sh_err(sh, "%s: no such command (try 'help')", argv[0]);
-	if (c->needs_volume && !sh->vol)
-		return sh_err(sh, "%s: no volume is open", argv[0]);
-	if (c->needs_write && sh->mode != TUX3_OPEN_RDWR)
-		return sh_err(sh, "%s: volume opened read-only (use -w)",
-			      argv[0]);
-	if (c->needs_write)
-		sh->dirty = 1;	/* until committed (also if it failed) */
-	int failed = c->run(sh, argc, argv);
-	/* Interactive and -R: each editing command is its own delta, also
-	 * when it failed part way (what it did is not undone).  In -f and
-	 * stdin batches, 'delta' and the end of the batch commit. */
-	if (c->needs_write && !sh->batch && sh->vol)
-		failed |= sh_commit(sh);
-	return failed;
+	static const char usage[] = "usage: find [PATH] [-name GLOB] "
+		"[-type f|d|l|p|c|b|s] [-inum N]";
+	static struct find f;
+	const char *path = NULL;
+	memset(&f, 0, sizeof(f));
+	f.sh = sh;
+	f.type = -1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-name") && i + 1 < argc) {
+			f.name = argv[++i];
+		} else if (!strcmp(argv[i], "-type") && i + 1 < argc) {
+			static const char types[] = "?fdcbpsl";
+			const char *t = strchr(types + 1, argv[++i][0]);
+			if (!t || !argv[i][0] || argv[i][1])
+				return sh_err(sh, "find: bad type '%s' (one of "
+					      "f d l p c b s)", argv[i]);
+			f.type = (int)(t - types);
+		} else if (!strcmp(argv[i], "-inum") && i + 1 < argc) {
+			if (parse_number(argv[++i], &f.inum) || !f.inum)
+				return sh_err(sh, "find: bad inode number "
+					      "'%s'", argv[i]);
+		} else if (argv[i][0] != '-' && !path) {
+			path = argv[i];
+		} else {
+			return sh_err(sh, "%s", usage);
+		}
+	}
+	if (!path)
+		path = sh->cwdpath;
+	tux3_ino_t ino;
+	struct tux3_stat st;
+	if (sh_resolve(sh, path, &ino))
+		return 1;
+	int err = tux3_stat(sh->vol, ino, &st);
+	if (err)
+		return sh_volerr(sh, path, err);
+	static const unsigned dt[16] = {
+		[S_IFREG >> 12] = TUX3_DT_REG, [S_IFDIR >> 12] = TUX3_DT_DIR,
+		[S_IFCHR >> 12] = TUX3_DT_CHR, [S_IFBLK >> 12] = TUX3_DT_BLK,
+		[S_IFIFO >> 12] = TUX3_DT_FIFO, [S_IFSOCK >> 12] = TUX3_DT_SOCK,
+		[S_IFLNK >> 12] = TUX3_DT_LNK,
+	};
+	const char *base = strrchr(path, '/');
+	base = base && base[1] ? base + 1 : path;
+	find_visit(&f, path, base, ino, dt[(st.mode >> 12) & 15]);
+	return f.failed;
 }

@@ -1,4 +1,19 @@
-/* tux3debug: shared declarations of the shell's files. */
+/* tux3debug: shared declarations of the shell's files.
+ *
+ *   tux3debug.c  main, options, sessions (open/close/commit), the
+ *                interactive loop: readline, history, completion, pager
+ *   table.c      the command table, line splitting, dispatch, help
+ *   commands.c   navigation and files: ls, cd, pwd, stat, cat, readlink,
+ *                xattrs, extents, bmap, find
+ *   info.c       super, statfs, atoms, log, replay
+ *   tree.c       walker visitors: itree/otree/dtree, blocks, icheck,
+ *                ncheck, find_magic, frag, orphans
+ *   space.c      the bitmap: testb, ffb, freefrag
+ *   edit.c       editing commands (-w), cp, set_label/set_uuid, check
+ *   raw.c        block, inode, set_super, set_inode, set_block
+ *   manifest.c, rdump.c   manifest; dump and rdump to the host
+ *   json.c       --json output
+ */
 #ifndef TUX3DEBUG_H
 #define TUX3DEBUG_H
 
@@ -21,7 +36,18 @@ struct shell {
 	int dirty;		/* a batch holds uncommitted edits */
 	int has_time;		/* SOURCE_DATE_EPOCH given */
 	int64_t time_ns;	/* ... as ns since the epoch */
+	int time_read;		/* SOURCE_DATE_EPOCH looked at */
 };
+
+/* Completion of a command's words (table.c: struct command.args): one
+ * letter per word after the command, options not counted; the last
+ * letter repeats when followed by '*'. */
+#define ARG_PATH	'v'	/* a path inside the volume */
+#define ARG_HOST	'h'	/* a host file */
+#define ARG_COMMAND	'c'	/* a command name */
+#define ARG_SUPER	's'	/* a superblock field (set_super) */
+#define ARG_INODE_FIELD	'i'	/* an inode field (set_inode) */
+#define ARG_NONE	'.'	/* nothing to complete */
 
 struct command {
 	const char *name;
@@ -31,6 +57,8 @@ struct command {
 	const char *help;
 	int needs_volume;
 	int needs_write;	/* refused unless opened with -w */
+	const char *args;	/* completion of the words (ARG_*) */
+	const char *reserved;	/* not available yet: why (NULL: works) */
 	int (*run)(struct shell *sh, int argc, char **argv);
 };
 
@@ -51,8 +79,14 @@ int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode);
 int sh_close(struct shell *sh);
 /* Commit the open delta; 0 or 1 (reported). */
 int sh_commit(struct shell *sh);
+/* SOURCE_DATE_EPOCH for writers: 0, or 1 (reported) if it is no number */
+int sh_read_time(struct shell *sh);
 /* Join cwd and a path into a normalized absolute path. */
 int join_path(struct shell *sh, const char *arg, char *out, size_t len);
+/* Numbers of the command line: decimal, 0x hex or 0 octal, no sign */
+int parse_number(const char *s, uint64_t *v);
+/* A block number inside the volume; 1 (reported) otherwise */
+int parse_block(struct shell *sh, const char *s, tux3_block_t *block);
 
 /* Directories on the path from the top of a recursive walk: a corrupt
  * volume may link a directory into its own subtree. */
@@ -64,12 +98,83 @@ struct ancestry {
 /* 0 and pushed; 1 if ino is already an ancestor or nesting is too deep */
 int ancestry_push(struct ancestry *a, tux3_ino_t ino);
 
+/* Text helpers (commands.c) */
+void mode_string(uint32_t mode, char out[11]);
+void time_string(int64_t ns, char *buf, size_t len);
+
+/* json.c */
+#define JSON_MAX_DEPTH 16
+struct json {
+	FILE *f;
+	int depth;
+	unsigned count[JSON_MAX_DEPTH + 1];
+};
+/* {"__header": {"version": "1"}, "command": [  ...  ]} */
+void json_begin(struct json *j, FILE *f, const char *command);
+void json_end(struct json *j);
+/* bracket '{' or '['; key NULL inside an array */
+void json_open(struct json *j, const char *key, char bracket);
+void json_close(struct json *j, char bracket);
+void json_key(struct json *j, const char *key);
+void json_str(struct json *j, const char *key, const char *s);
+void json_strn(struct json *j, const char *key, const char *s, size_t n);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_i64(struct json *j, const char *key, int64_t v);
+void json_bool(struct json *j, const char *key, int v);
+void json_null(struct json *j, const char *key);
+void json_hex(struct json *j, const char *key, const void *buf, size_t n);
+
+/* table.c */
+int cmd_help(struct shell *sh, int argc, char **argv);
+int cmd_quit(struct shell *sh, int argc, char **argv);
+int cmd_snapshot(struct shell *sh, int argc, char **argv);
+
+/* tux3debug.c: sessions */
+int cmd_open(struct shell *sh, int argc, char **argv);
+int cmd_close(struct shell *sh, int argc, char **argv);
+
+/* commands.c: navigation and files */
+int cmd_ls(struct shell *sh, int argc, char **argv);
+int cmd_cd(struct shell *sh, int argc, char **argv);
+int cmd_pwd(struct shell *sh, int argc, char **argv);
+int cmd_stat(struct shell *sh, int argc, char **argv);
+int cmd_cat(struct shell *sh, int argc, char **argv);
+int cmd_readlink(struct shell *sh, int argc, char **argv);
+int cmd_xattrs(struct shell *sh, int argc, char **argv);
+int cmd_extents(struct shell *sh, int argc, char **argv);
+int cmd_bmap(struct shell *sh, int argc, char **argv);
+int cmd_find(struct shell *sh, int argc, char **argv);
+
+/* info.c */
+int cmd_super(struct shell *sh, int argc, char **argv);
+int cmd_statfs(struct shell *sh, int argc, char **argv);
+int cmd_atoms(struct shell *sh, int argc, char **argv);
+int cmd_log(struct shell *sh, int argc, char **argv);
+int cmd_replay(struct shell *sh, int argc, char **argv);
+
+/* tree.c: visitors of the walker */
+int cmd_itree(struct shell *sh, int argc, char **argv);
+int cmd_otree(struct shell *sh, int argc, char **argv);
+int cmd_dtree(struct shell *sh, int argc, char **argv);
+int cmd_blocks(struct shell *sh, int argc, char **argv);
+int cmd_icheck(struct shell *sh, int argc, char **argv);
+int cmd_ncheck(struct shell *sh, int argc, char **argv);
+int cmd_find_magic(struct shell *sh, int argc, char **argv);
+int cmd_frag(struct shell *sh, int argc, char **argv);
+int cmd_orphans(struct shell *sh, int argc, char **argv);
+
+/* space.c: the allocation bitmap */
+int cmd_testb(struct shell *sh, int argc, char **argv);
+int cmd_ffb(struct shell *sh, int argc, char **argv);
+int cmd_freefrag(struct shell *sh, int argc, char **argv);
+
 /* edit.c: the editing commands and check */
 int cmd_write(struct shell *sh, int argc, char **argv);
 int cmd_mkdir(struct shell *sh, int argc, char **argv);
 int cmd_rm(struct shell *sh, int argc, char **argv);
 int cmd_rmdir(struct shell *sh, int argc, char **argv);
 int cmd_mv(struct shell *sh, int argc, char **argv);
+int cmd_cp(struct shell *sh, int argc, char **argv);
 int cmd_setxattr(struct shell *sh, int argc, char **argv);
 int cmd_rmxattr(struct shell *sh, int argc, char **argv);
 int cmd_ln(struct shell *sh, int argc, char **argv);
@@ -78,6 +183,8 @@ int cmd_chmod(struct shell *sh, int argc, char **argv);
 int cmd_chown(struct shell *sh, int argc, char **argv);
 int cmd_touch(struct shell *sh, int argc, char **argv);
 int cmd_mknod(struct shell *sh, int argc, char **argv);
+int cmd_set_label(struct shell *sh, int argc, char **argv);
+int cmd_set_uuid(struct shell *sh, int argc, char **argv);
 int cmd_delta(struct shell *sh, int argc, char **argv);
 int cmd_unify(struct shell *sh, int argc, char **argv);
 int cmd_check(struct shell *sh, int argc, char **argv);

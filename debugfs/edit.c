@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <uuid/uuid.h>
 #include "debugfs.h"
+#include "tux3_fields.h"
 
 #define NAME_MAX_TUX3 255
 
@@ -488,6 +490,200 @@ int cmd_touch(struct shell *sh, int argc, char **argv)
 				   .mtime_ns = now_ns(sh) };
 	err = tux3_setattr(sh->vol, ino, &sa);
 	return err ? sh_volerr(sh, path, err) : 0;
+}
+
+/* ---- cp ---- */
+
+struct cp_extent {
+	uint64_t logical, count;
+};
+
+struct cp_extents {
+	struct cp_extent *v;
+	size_t count, cap;
+};
+
+static int cp_collect(void *ctx, uint64_t logical, tux3_block_t physical,
+		      uint64_t count, uint32_t version)
+{
+	struct cp_extents *e = ctx;
+	(void)version;
+	if (!physical)
+		return 0;
+	if (e->count == e->cap) {
+		size_t ncap = e->cap ? e->cap * 2 : 16;
+		void *n = realloc(e->v, ncap * sizeof(*e->v));
+		if (!n)
+			return -ENOMEM;
+		e->v = n;
+		e->cap = ncap;
+	}
+	e->v[e->count++] = (struct cp_extent){ logical, count };
+	return 0;
+}
+
+static int cp_xattr(void *ctx, const char *name, const void *value,
+		    unsigned size)
+{
+	void **pair = ctx;
+	struct shell *sh = pair[0];
+	tux3_ino_t *ino = pair[1];
+	return tux3_setxattr(sh->vol, *ino, name, value, size, 0);
+}
+
+/* The data of a regular file: its mapped extents only (holes stay
+ * holes), gathered first, then the size. */
+static int cp_data(struct shell *sh, tux3_ino_t from, tux3_ino_t to,
+		   uint64_t size, const char *path)
+{
+	static char buf[1 << 20];
+	struct cp_extents e = { 0 };
+	unsigned bs = tux3_block_size(sh->vol);
+	int err = tux3_map_extents(sh->vol, from, cp_collect, &e);
+	for (size_t i = 0; !err && i < e.count; i++) {
+		uint64_t pos = e.v[i].logical * bs;
+		uint64_t end = (e.v[i].logical + e.v[i].count) * bs;
+		if (end > size)
+			end = size;
+		while (!err && pos < end) {
+			size_t want = end - pos < sizeof(buf) ?
+				(size_t)(end - pos) : sizeof(buf);
+			ssize_t n = tux3_read(sh->vol, from, buf, want, pos);
+			if (n <= 0) {
+				err = n < 0 ? (int)n : -EIO;
+				break;
+			}
+			for (ssize_t done = 0; done < n;) {
+				ssize_t w = tux3_write(sh->vol, to, buf + done,
+						       (size_t)(n - done),
+						       pos + (uint64_t)done);
+				if (w <= 0) {
+					err = w < 0 ? (int)w : -EIO;
+					break;
+				}
+				done += w;
+			}
+			pos += (uint64_t)n;
+		}
+	}
+	free(e.v);
+	if (!err)
+		err = tux3_truncate(sh->vol, to, size);
+	return err ? sh_volerr(sh, path, err) : 0;
+}
+
+/* cp [-p] SOURCE TARGET: a regular file, symlink, fifo, socket or
+ * device node; into TARGET/name when TARGET is a directory. */
+int cmd_cp(struct shell *sh, int argc, char **argv)
+{
+	static const char usage[] = "usage: cp [-p] SOURCE TARGET";
+	int preserve = 0, c, err;
+	optind = 0;
+	while ((c = getopt(argc, argv, "p")) != -1) {
+		if (c != 'p')
+			return sh_err(sh, "%s", usage);
+		preserve = 1;
+	}
+	if (argc - optind != 2)
+		return sh_err(sh, "%s", usage);
+	const char *src = argv[optind], *dst = argv[optind + 1];
+	struct tux3_stat st, dt;
+	tux3_ino_t from, to, dir;
+	if (sh_resolve(sh, src, &from))
+		return 1;
+	if ((err = tux3_stat(sh->vol, from, &st)))
+		return sh_volerr(sh, src, err);
+	if (S_ISDIR(st.mode))
+		return sh_err(sh, "%s: is a directory (cp copies one file)",
+			      src);
+	/* TARGET a directory: copy into it under the source's name */
+	char target[8300];
+	snprintf(target, sizeof(target), "%s", dst);
+	tux3_ino_t existing;
+	char full[8300];
+	if (!join_path(sh, dst, full, sizeof(full)) &&
+	    !tux3_lookup_path(sh->vol, full, &existing) &&
+	    !tux3_stat(sh->vol, existing, &dt) && S_ISDIR(dt.mode)) {
+		const char *base = strrchr(src, '/');
+		base = base ? base + 1 : src;
+		if (!*base || base[0] == '<')
+			return sh_err(sh, "%s: name the new file in %s", src,
+				      dst);
+		snprintf(target, sizeof(target), "%s%s%s", dst,
+			 dst[strlen(dst) - 1] == '/' ? "" : "/", base);
+	}
+	tux3_clear_error(sh->vol);
+	const char *name;
+	size_t len;
+	if (split_parent(sh, target, &dir, &name, &len))
+		return 1;
+	uint32_t uid = preserve ? st.uid : 0, gid = preserve ? st.gid : 0;
+	if (S_ISLNK(st.mode)) {
+		static char link[65537];
+		ssize_t n = tux3_readlink(sh->vol, from, link, sizeof(link));
+		if (n < 0)
+			return sh_volerr(sh, src, (int)n);
+		err = tux3_symlink(sh->vol, dir, name, len, link, uid, gid,
+				   &to);
+	} else if (S_ISREG(st.mode)) {
+		err = tux3_create(sh->vol, dir, name, len, st.mode & 07777,
+				  uid, gid, &to);
+	} else {
+		err = tux3_mknod(sh->vol, dir, name, len, st.mode, uid, gid,
+				 st.rdev_major, st.rdev_minor, &to);
+	}
+	if (err)
+		return sh_volerr(sh, target, err);
+	if (S_ISREG(st.mode) && cp_data(sh, from, to, st.size, target))
+		return 1;
+	if (preserve && st.xattr_count) {
+		void *pair[2] = { sh, &to };
+		err = tux3_listxattr(sh->vol, from, cp_xattr, pair);
+		if (err)
+			return sh_volerr(sh, target, err);
+	}
+	struct tux3_setattr sa = { .valid = TUX3_SET_MODE,
+				   .mode = st.mode & 07777 };
+	if (preserve) {
+		sa.valid |= TUX3_SET_MTIME;
+		sa.mtime_ns = st.mtime_ns;
+	}
+	if (!S_ISLNK(st.mode) || preserve) {
+		if ((err = tux3_setattr(sh->vol, to, &sa)))
+			return sh_volerr(sh, target, err);
+	}
+	return 0;
+}
+
+/* ---- identity: label and UUID (the extension record) ---- */
+
+int cmd_set_label(struct shell *sh, int argc, char **argv)
+{
+	if (argc != 2)
+		return sh_err(sh, "usage: set_label LABEL");
+	if (strlen(argv[1]) > TUX3_LABEL_MAX)
+		return sh_err(sh, "set_label: a label of %zu bytes is longer "
+			      "than %d", strlen(argv[1]), TUX3_LABEL_MAX);
+	int err = tux3_set_identity(sh->vol, argv[1], NULL);
+	return err ? sh_volerr(sh, "set_label", err) : 0;
+}
+
+int cmd_set_uuid(struct shell *sh, int argc, char **argv)
+{
+	uint8_t uuid[16];
+	if (argc != 2)
+		return sh_err(sh, "usage: set_uuid UUID|random|time|clear");
+	if (!strcmp(argv[1], "random"))
+		uuid_generate_random(uuid);
+	else if (!strcmp(argv[1], "time"))
+		uuid_generate_time(uuid);
+	else if (!strcmp(argv[1], "clear") || !strcmp(argv[1], "null"))
+		memset(uuid, 0, sizeof(uuid));
+	else if (uuid_parse(argv[1], uuid))
+		return sh_err(sh, "set_uuid: '%s' is not a UUID (8-4-4-4-12 "
+			      "hex digits, random, time or clear)", argv[1]);
+	int err = tux3_set_identity(sh->vol, NULL, uuid);
+	return err ? sh_volerr(sh, "set_uuid", err) : 0;
 }
 
 /* ---- commits ---- */

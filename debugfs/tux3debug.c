@@ -7,9 +7,18 @@
  * gather in one delta until 'delta' (or 'unify'), and the end of the
  * batch commits what is left, also after failed lines (as debugfs applies
  * each command at once, a failed line does not undo the others).
+ *
+ * Interactive (a terminal on stdin): readline with history kept in
+ * ~/.tux3debug_history, completion of command names, of paths inside the
+ * volume, of host paths and of set_super/set_inode field names (the
+ * command table says which word is which), and long output through a
+ * pager when stdout is a terminal too (TUX3DEBUG_PAGER, else PAGER, else
+ * less or more; an empty value turns it off).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,6 +42,8 @@ static void usage(FILE *f)
 int sh_err(struct shell *sh, const char *fmt, ...)
 {
 	va_list ap;
+	fflush(sh->out);	/* what the command printed comes first */
+	fflush(stdout);
 	fprintf(stderr, "tux3debug: %s", sh->where ? sh->where : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -44,6 +55,8 @@ int sh_err(struct shell *sh, const char *fmt, ...)
 void sh_warn(struct shell *sh, const char *fmt, ...)
 {
 	va_list ap;
+	fflush(sh->out);
+	fflush(stdout);
 	fprintf(stderr, "tux3debug: %swarning: ", sh->where ? sh->where : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -128,6 +141,70 @@ int sh_close(struct shell *sh)
 	return failed;
 }
 
+/* SOURCE_DATE_EPOCH: reproducible timestamps for everything the library
+ * writes (read-only sessions write nothing and do not look at it). */
+int sh_read_time(struct shell *sh)
+{
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	if (sh->time_read)
+		return 0;
+	if (epoch && *epoch) {
+		char *end;
+		errno = 0;
+		long long secs = strtoll(epoch, &end, 10);
+		if (errno || *end || secs < -9223372036LL ||
+		    secs > 9223372035LL)
+			return sh_err(sh, "SOURCE_DATE_EPOCH: not a number of "
+				      "seconds: %s", epoch);
+		sh->has_time = 1;
+		sh->time_ns = (int64_t)secs * 1000000000;
+	}
+	sh->time_read = 1;
+	return 0;
+}
+
+/* open [-w|-c] DEVICE, inside a session */
+int cmd_open(struct shell *sh, int argc, char **argv)
+{
+	enum tux3_open_mode mode = TUX3_OPEN_RDONLY;
+	int c, w = 0, cat = 0;
+	optind = 0;
+	while ((c = getopt(argc, argv, "wc")) != -1) {
+		if (c == 'w')
+			w = 1;
+		else if (c == 'c')
+			cat = 1;
+		else
+			return sh_err(sh, "usage: open [-w|-c] DEVICE");
+	}
+	if (argc - optind != 1 || (w && cat))
+		return sh_err(sh, "usage: open [-w|-c] DEVICE");
+	if (sh->vol)
+		return sh_err(sh, "open: %s is still open; close it first",
+			      sh->device);
+	if (w) {
+		mode = TUX3_OPEN_RDWR;
+		if (sh_read_time(sh))
+			return 1;
+	} else if (cat) {
+		mode = TUX3_OPEN_NOREPLAY;
+	}
+	sh->dirty = 0;
+	return sh_open(sh, argv[optind], mode);
+}
+
+int cmd_close(struct shell *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: close");
+	int failed = sh_close(sh);
+	sh->cwd = TUX3_ROOT_INO;
+	strcpy(sh->cwdpath, "/");
+	sh->dirty = 0;
+	return failed;
+}
+
 static int run_stream(struct shell *sh, FILE *f, const char *name)
 {
 	char *line = NULL, where[300];
@@ -149,8 +226,8 @@ static int run_stream(struct shell *sh, FILE *f, const char *name)
 	return failed;
 }
 
-/* Tab completion: command names for the first word, names inside the
- * volume for the others. */
+/* ---- tab completion ---- */
+
 static struct shell *completing;
 
 static char *complete_command(const char *text, int state)
@@ -199,6 +276,8 @@ static int add_match(void *ctx, const char *name, unsigned len,
 	return 0;
 }
 
+/* Names inside the volume: a directory completes with '/', a single
+ * other match with a space. */
 static char *complete_path(const char *text, int state)
 {
 	static struct matches m;
@@ -219,12 +298,17 @@ static char *complete_path(const char *text, int state)
 		tux3_ino_t ino;
 		struct shell *sh = completing;
 		const char *lookup = dir[0] ? dir : ".";
-		if (sh && sh->vol) {
-			const char *saved = sh->where;
+		if (sh && sh->vol && m.dir) {
 			int err = 0;
-			if (lookup[0] == '/')
+			size_t dl = strlen(lookup);
+			if (dl > 2 && lookup[0] == '<' &&
+			    lookup[dl - 2] == '>' && lookup[dl - 1] == '/') {
+				char *end;
+				ino = strtoull(lookup + 1, &end, 0);
+				err = end != lookup + dl - 2 || !ino;
+			} else if (lookup[0] == '/') {
 				err = tux3_lookup_path(sh->vol, lookup, &ino);
-			else {
+			} else {
 				char full[8300];
 				snprintf(full, sizeof(full), "%s/%s",
 					 sh->cwdpath, lookup);
@@ -233,9 +317,11 @@ static char *complete_path(const char *text, int state)
 			if (!err)
 				tux3_readdir(sh->vol, ino, add_match, &m);
 			tux3_clear_error(sh->vol);
-			sh->where = saved;
 		}
 		free((char *)m.dir);
+		rl_completion_append_character =
+			m.count == 1 && m.v[0][strlen(m.v[0]) - 1] != '/' ?
+			' ' : '\0';
 	}
 	return next < m.count ? m.v[next++] : NULL;
 }
@@ -258,7 +344,8 @@ static char *complete_field(const char *text, int state)
 	return NULL;
 }
 
-/* Which word (0 = the command) starts at start, and the command. */
+/* The command (first word) and which of its other words, options not
+ * counted, starts at start (0 = the first after the command). */
 static int word_index(int start, char *cmd, size_t cmdlen)
 {
 	const char *line = rl_line_buffer;
@@ -274,70 +361,176 @@ static int word_index(int start, char *cmd, size_t cmdlen)
 			i++;
 		if (!words)
 			snprintf(cmd, cmdlen, "%.*s", i - w, line + w);
-		words++;
+		if (!words || line[w] != '-')
+			words++;
 	}
-	return words;
+	return words - 1;
 }
 
 static char **complete(const char *text, int start, int end)
 {
 	(void)end;
 	rl_attempted_completion_over = 1;
-	if (start == 0)
+	rl_completion_append_character = ' ';
+	int first = 1;
+	for (int i = 0; i < start; i++)
+		if (rl_line_buffer[i] != ' ' && rl_line_buffer[i] != '\t')
+			first = 0;
+	if (first)
 		return rl_completion_matches(text, complete_command);
 	char cmdname[64];
 	int word = word_index(start, cmdname, sizeof(cmdname));
 	const struct command *c = command_find(cmdname);
-	if (c && c->run == cmd_set_super) {
-		int opts = 0;
-		/* skip a -c before FIELD */
-		if (strstr(rl_line_buffer, " -c ") &&
-		    strstr(rl_line_buffer, " -c ") < rl_line_buffer + start)
-			opts = 1;
-		if (word == 1 + opts && text[0] != '-') {
-			completing_fields = 0;
-			return rl_completion_matches(text, complete_field);
-		}
+	if (!c || !c->args || text[0] == '-')
 		return NULL;
+	size_t n = strlen(c->args);
+	char kind = (size_t)word < n ? c->args[word] : ARG_NONE;
+	switch (kind) {
+	case ARG_PATH:
+		return rl_completion_matches(text, complete_path);
+	case ARG_HOST:
+		rl_attempted_completion_over = 0;
+		return rl_completion_matches(text,
+					     rl_filename_completion_function);
+	case ARG_COMMAND:
+		return rl_completion_matches(text, complete_command);
+	case ARG_SUPER:
+		completing_fields = 0;
+		return rl_completion_matches(text, complete_field);
+	case ARG_INODE_FIELD:
+		completing_fields = 1;
+		return rl_completion_matches(text, complete_field);
 	}
-	if (c && c->run == cmd_set_inode) {
-		if (word == 2) {
-			completing_fields = 1;
-			return rl_completion_matches(text, complete_field);
-		}
-		if (word > 2)
-			return NULL;
-	}
-	rl_completion_append_character = '\0';
-	return rl_completion_matches(text, complete_path);
+	return NULL;
 }
+
+/* ---- the pager ---- */
+
+static int in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		return 0;
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char full[4200];
+		snprintf(full, sizeof(full), "%.*s/%s", (int)n, path, prog);
+		if (n && !access(full, X_OK))
+			return 1;
+		path += n;
+		if (*path)
+			path++;
+	}
+	return 0;
+}
+
+/* TUX3DEBUG_PAGER, then PAGER (empty or "__none__": none), then less
+ * or more if installed. */
+static const char *pager_command(void)
+{
+	const char *p = getenv("TUX3DEBUG_PAGER");
+	if (!p)
+		p = getenv("PAGER");
+	if (p)
+		return *p && strcmp(p, "__none__") ? p : NULL;
+	if (in_path("less"))
+		return "less";
+	if (in_path("more"))
+		return "more";
+	return NULL;
+}
+
+static void copy_stream(FILE *from, FILE *to)
+{
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), from)) > 0)
+		if (fwrite(buf, 1, n, to) != n)
+			break;
+	fflush(to);
+}
+
+/* A command's output, held in tmp: through the pager when it is longer
+ * than the terminal, else straight out. */
+static void page_output(FILE *tmp, const char *pager)
+{
+	struct winsize ws;
+	unsigned rows = 24, lines = 0;
+	int c;
+	if (!ioctl(1, TIOCGWINSZ, &ws) && ws.ws_row)
+		rows = ws.ws_row;
+	fflush(tmp);
+	rewind(tmp);
+	while (lines < rows && (c = getc(tmp)) != EOF)
+		lines += c == '\n';
+	rewind(tmp);
+	FILE *p = lines >= rows - 1 ? popen(pager, "w") : NULL;
+	if (p) {
+		copy_stream(tmp, p);
+		pclose(p);
+	} else {
+		copy_stream(tmp, stdout);
+	}
+}
+
+/* ---- the interactive shell ---- */
 
 static int run_interactive(struct shell *sh)
 {
 	char *line, *histfile = NULL;
 	const char *home = getenv("HOME");
+	const char *pager = isatty(1) ? pager_command() : NULL;
 	int failed = 0;
 
-	if (home && asprintf(&histfile, "%s/.tux3debug_history", home) < 0)
+	if (home && *home &&
+	    asprintf(&histfile, "%s/.tux3debug_history", home) < 0)
 		histfile = NULL;
-	if (histfile)
-		read_history(histfile);
+	stifle_history(1000);
+	if (histfile && read_history(histfile) == ENOENT)
+		write_history(histfile);	/* created, for append_history */
+	if (pager) {
+		setenv("LESS", "FRX", 0);	/* quit on one screen, keep it */
+		signal(SIGPIPE, SIG_IGN);	/* a pager quit early */
+	}
 	completing = sh;
+	rl_readline_name = "tux3debug";
+	rl_basic_word_break_characters = " \t\n\"'";
 	rl_attempted_completion_function = complete;
 	while ((line = readline("tux3debug: ")) != NULL) {
 		char *p = line;
 		while (*p == ' ' || *p == '\t')
 			p++;
+		size_t n = strlen(p);	/* completion leaves a blank */
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t') &&
+		       (n < 2 || p[n - 2] != '\\'))
+			p[--n] = 0;
 		if (*p) {
-			add_history(p);
+			HIST_ENTRY *last = history_length ?
+				history_get(history_base + history_length - 1) :
+				NULL;
+			if (!last || strcmp(last->line, p)) {
+				add_history(p);
+				if (histfile)
+					append_history(1, histfile);
+			}
+			FILE *tmp = pager ? tmpfile() : NULL;
+			if (tmp)
+				sh->out = tmp;
 			failed |= shell_execute(sh, p);
+			if (tmp) {
+				sh->out = stdout;
+				page_output(tmp, pager);
+				fclose(tmp);
+			}
 		}
 		free(line);
 		if (sh->quit)
 			break;
 	}
+	if (!line)
+		putchar('\n');	/* end of file: leave the prompt's line */
 	if (histfile) {
-		write_history(histfile);
+		history_truncate_file(histfile, 1000);
 		free(histfile);
 	}
 	return failed;
@@ -352,6 +545,7 @@ int main(int argc, char **argv)
 
 	strcpy(sh.cwdpath, "/");
 	int cflag = 0, wflag = 0;
+	opterr = 1;	/* the command line's own errors, then none: */
 	while ((c = getopt(argc, argv, "cwR:f:Vh")) != -1) {
 		switch (c) {
 		case 'c': mode = TUX3_OPEN_NOREPLAY; cflag = 1; break;
@@ -370,22 +564,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* Reproducible timestamps for everything the library writes
-	 * (read-only sessions write nothing and ignore it) */
-	const char *epoch = getenv("SOURCE_DATE_EPOCH");
-	if (wflag && epoch && *epoch) {
-		char *end;
-		errno = 0;
-		long long secs = strtoll(epoch, &end, 10);
-		if (errno || *end || secs < -9223372036LL ||
-		    secs > 9223372035LL) {
-			sh_err(&sh, "SOURCE_DATE_EPOCH: not a number of seconds: "
-			       "%s", epoch);
-			return 1;
-		}
-		sh.has_time = 1;
-		sh.time_ns = (int64_t)secs * 1000000000;
-	}
+	opterr = 0;	/* commands print their own usage on a bad option */
+	if (wflag && sh_read_time(&sh))
+		return 1;
 	if (optind < argc && sh_open(&sh, argv[optind], mode))
 		return 1;
 	sh.mode = mode;

@@ -50,6 +50,7 @@ static volatile sig_atomic_t got_signal;
 
 struct opts {
 	int preen, no, yes, force, verbose, timing;
+	int backup;		/* -b: the secondary superblock */
 	int progress_fd;	/* -1 none, 0 a bar on the terminal */
 	const char *device;
 	int interactive;
@@ -83,12 +84,14 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "Usage: fsck.tux3 [-a|-p] [-n] [-y] [-f] [-C fd] [-v] "
+	fprintf(stderr, "Usage: fsck.tux3 [-a|-p] [-n] [-y] [-f] [-b] [-C fd] [-v] "
 		"[-V] [-t] DEVICE\n"
 		"  -p, -a   repair what is safe without questions\n"
 		"  -n       check only: open read-only, answer no\n"
 		"  -y       answer yes to every question\n"
 		"  -f       check even a volume that looks clean\n"
+		"  -b       restore a primary superblock without its magic\n"
+		"           from the secondary copy (SB_BACKUP), then check\n"
 		"  -C fd    progress lines \"pass current max device\" on fd;\n"
 		"           -C 0: a progress bar on the terminal\n"
 		"  -v       verbose\n"
@@ -479,12 +482,13 @@ int main(int argc, char **argv)
 	}
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, "apnyfC:vVt")) != -1) {
+	while ((c = getopt(argc, argv, "apnyfbC:vVt")) != -1) {
 		switch (c) {
 		case 'a': case 'p': o.preen = 1; break;
 		case 'n': o.no = 1; break;
 		case 'y': o.yes = 1; break;
 		case 'f': o.force = 1; break;
+		case 'b': o.backup = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 't': o.timing = 1; break;
 		case 'V':
@@ -591,6 +595,28 @@ int main(int argc, char **argv)
 				o.device);
 	}
 
+	/* -b: the secondary superblock (format.md 15.3) stands in for a
+	 * primary without its magic: reported with -n, written back
+	 * otherwise, then the volume is checked in full */
+	bool restored = false;
+	if (o.backup) {
+		char msg[400];
+		int r = tux3_sb2_restore(o.device, !o.no, msg, sizeof(msg));
+		if (r < 0) {
+			fprintf(stderr, "fsck.tux3: -b: %s\n", msg);
+		} else {
+			printf("%s: %s\n", o.device, msg);
+			if (!r && o.no) {
+				status = EXIT_UNCORRECTED;
+				goto out;
+			}
+			if (!r) {
+				restored = true;
+				o.force = 1;
+			}
+		}
+	}
+
 	struct tux3_fsck_result res;
 	if (!o.force) {
 		int sealed = tux3_fsck_sealed(o.device, &res);
@@ -643,7 +669,7 @@ int main(int argc, char **argv)
 		status = EXIT_UNCORRECTED;
 		goto out;
 	}
-	if (res.modified && res.fixed)
+	if ((res.modified && res.fixed) || restored)
 		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n",
 		       o.device);
 	bool stale = res.modified && use == USE_RO;
@@ -659,7 +685,7 @@ int main(int argc, char **argv)
 		       res.found == 1 ? "" : "s", res.fixed);
 	printf("\n");
 	status = res.unfixed ? EXIT_UNCORRECTED :
-		 res.fixed ? EXIT_CORRECTED : EXIT_CLEAN;
+		 res.fixed || restored ? EXIT_CORRECTED : EXIT_CLEAN;
 	if (stale)
 		status |= EXIT_REBOOT;
 out:

@@ -66,14 +66,15 @@ static void __attribute__((format(printf, 1, 2))) info(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ---- -O: extension features, table-driven (none defined yet) ---- */
+/* ---- -O: extension features, table-driven ---- */
 struct feature {
 	const char *name;
 	int mask;		/* 0 compat, 1 ro_compat, 2 incompat */
 	uint32_t bit;
 };
 static const struct feature features[] = {
-	/* { "name", 0, 1u << 0 }, */
+	{ "log_crc", 0, TUX3_FEATURE_COMPAT_LOG_CRC },
+	{ "sb_backup", 0, TUX3_FEATURE_COMPAT_SB_BACKUP },
 	{ NULL, 0, 0 },
 };
 
@@ -411,7 +412,7 @@ int main(int argc, char **argv)
 {
 	struct tux3_mkfs_params p = { .blockbits = 12, .root_mode = 0755 };
 	const char *uuid_arg = "random", *label = "", *rootdir = NULL;
-	uint32_t masks[3] = { 0, 0, 0 };
+	uint32_t masks[3] = { TUX3_FEATURE_COMPAT_DEFAULT, 0, 0 };
 	int force = 0, dry = 0, discard = -1, c;
 	unsigned long blocksize = 4096;
 

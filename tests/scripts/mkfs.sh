@@ -42,8 +42,11 @@ check() {	# check NAME CONDITION-EXIT-STATUS [why]
 }
 
 # Copy an image with the 8-byte ileaf timestamps (ctime and mtime of
-# inodes 4 and 63, at leaf bytes 32, 56, 80, 104) and our extension
-# sector (bytes 4608..5119) zeroed.  The ileaf is found through iroot.
+# inodes 4 and 63, at leaf bytes 32, 56, 80, 104), our extension
+# sector (bytes 4608..5119), the secondary superblock (1024..2559) and the
+# log block's spare field (bytes 4..7 of the block at logchain: our log
+# CRC) zeroed.  The ileaf is found through
+# iroot.
 cat > "$work/mask.py" <<'EOF'
 import sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -54,6 +57,9 @@ leaf = iroot << bits
 for off in (32, 56, 80, 104):
     d[leaf + off:leaf + off + 8] = bytes(8)
 d[4608:5120] = bytes(512)
+d[1024:2560] = bytes(1536)
+log = int.from_bytes(d[4096 + 88:4096 + 96], 'big') << bits
+d[log + 4:log + 8] = bytes(4)
 open(dst, 'wb').write(d)
 EOF
 

@@ -164,7 +164,7 @@ TEST(mkfs_opens)
 	CHECK_EQ(sf.bfree, 2048 - 8 - 2);
 	tux3_close(vol);
 	/* bad parameters */
-	p.compat = 1;
+	p.compat = 0x80000000u;	/* unknown */
 	CHECK_EQ(tux3_mkfs(path, &p, err, sizeof(err)), -EINVAL);
 	p.compat = 0;
 	p.root_mode = 010000;
