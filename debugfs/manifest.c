@@ -363,7 +363,8 @@ int cmd_manifest(struct shell *sh, int argc, char **argv)
 	int err = manifest_tree(&m, path, ino, 0);
 	if (err == -ENOMEM)
 		sh_err(sh, "manifest: out of memory");
-	qsort(m.rows, m.count, sizeof(*m.rows), cmp_row);
+	if (m.count)
+		qsort(m.rows, m.count, sizeof(*m.rows), cmp_row);
 	fprintf(sh->out, "#path\ttype\tmode\tuid\tgid\tsize\tnlink\t"
 		"sha256|target|rdev\txattrs\n");
 	for (size_t i = 0; i < m.count; i++) {

@@ -373,7 +373,8 @@ int cmd_blocks(struct shell *sh, int argc, char **argv)
 					r->logical, r->logical + r->count - 1);
 		}
 	} else {
-		qsort(b.r, b.count, sizeof(*b.r), cmp_run);
+		if (b.count)
+			qsort(b.r, b.count, sizeof(*b.r), cmp_run);
 		unsigned col = 0;
 		uint64_t total = 0;
 		for (size_t i = 0; i < b.count;) {
@@ -657,6 +658,8 @@ static int cmp_dirname(const void *a, const void *b)
 static const struct dirname *find_dir(struct ncheck *c, tux3_ino_t ino)
 {
 	struct dirname key = { .ino = ino };
+	if (!c->ndirs)
+		return NULL;
 	return bsearch(&key, c->dirs, c->ndirs, sizeof(*c->dirs), cmp_dirname);
 }
 
@@ -715,7 +718,8 @@ int cmd_ncheck(struct shell *sh, int argc, char **argv)
 	int err = tux3_walk(sh->vol, &ops, &c);
 	if (c.nomem)
 		err = -ENOMEM;
-	qsort(c.dirs, c.ndirs, sizeof(*c.dirs), cmp_dirname);
+	if (c.ndirs)
+		qsort(c.dirs, c.ndirs, sizeof(*c.dirs), cmp_dirname);
 	if (!err || err == -EUCLEAN) {
 		fprintf(sh->out, "%-10s %s\n", "Inode", "Pathname");
 		for (unsigned i = 0; i < c.nwant; i++) {
@@ -871,7 +875,8 @@ int cmd_find_magic(struct shell *sh, int argc, char **argv)
 		free(m.f);
 		return sh_volerr(sh, argv[0], err);
 	}
-	qsort(m.f, m.count, sizeof(*m.f), cmp_found);
+	if (m.count)
+		qsort(m.f, m.count, sizeof(*m.f), cmp_found);
 	size_t reached = m.count;
 	if (seen['a']) {
 		/* every block, as the library reads it; those the walk did
@@ -898,7 +903,8 @@ int cmd_find_magic(struct shell *sh, int argc, char **argv)
 			if (magic != m.magic)
 				continue;
 			struct found key = { .block = blk };
-			if (bsearch(&key, m.f, reached, sizeof(*m.f), cmp_found))
+			if (reached && bsearch(&key, m.f, reached, sizeof(*m.f),
+					       cmp_found))
 				continue;
 			enum tux3_block_type t = tux3_sniff_block(b, bs, blk);
 			found(&m, blk, m.magic, "not reached by the walk (stale, "
@@ -907,7 +913,8 @@ int cmd_find_magic(struct shell *sh, int argc, char **argv)
 			      "look valid" : "");
 		}
 		free(b);
-		qsort(m.f, m.count, sizeof(*m.f), cmp_found);
+		if (m.count)
+			qsort(m.f, m.count, sizeof(*m.f), cmp_found);
 	}
 	if (m.nomem)
 		m.v.failed = sh_err(sh, "find_magic: out of memory");

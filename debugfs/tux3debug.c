@@ -17,12 +17,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
-#include <sys/ioctl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <readline/history.h>
 #include <readline/readline.h>
