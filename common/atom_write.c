@@ -11,8 +11,8 @@
 
 #define ATOM_LIMIT 65536	/* atoms are 16 bits in XATTR attributes */
 
-static int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
-		     unsigned len, bool write)
+int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+	      unsigned len, bool write)
 {
 	struct inode atable;
 	int err = inode_load(vol, TUX3_ATABLE_INO, &atable);
@@ -32,8 +32,8 @@ static int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 	return err;
 }
 
-static uint64_t refcount_pos(const struct tux3_volume *vol, unsigned atom,
-			     bool high)
+uint64_t atom_refcount_pos(const struct tux3_volume *vol, unsigned atom,
+			   bool high)
 {
 	unsigned per = vol->blocksize / 2;
 	uint64_t pair = atom / per;
@@ -46,9 +46,12 @@ static int refcount_set(struct tux3_volume *vol, unsigned atom, uint32_t ref)
 	uint8_t lo[2], hi[2];
 	put_be16(lo, (uint16_t)ref);
 	put_be16(hi, (uint16_t)(ref >> 16));
-	int err = atable_rw(vol, refcount_pos(vol, atom, false), lo, 2, true);
-	return err ? err : atable_rw(vol, refcount_pos(vol, atom, true), hi, 2,
-				     true);
+	int err = atable_rw(vol, atom_refcount_pos(vol, atom, false), lo, 2,
+			    true);
+	if (!err)
+		err = atable_rw(vol, atom_refcount_pos(vol, atom, true), hi, 2,
+				true);
+	return err;
 }
 
 static int unatom_set(struct tux3_volume *vol, unsigned atom, uint64_t val)

@@ -17,31 +17,7 @@
 int fsck_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 		 unsigned len, bool write)
 {
-	struct inode atable;
-	int err = inode_load(vol, TUX3_ATABLE_INO, &atable);
-	if (err)
-		return err;
-	if (write) {
-		err = inode_write_data(vol, &atable, buf, len, pos, true);
-		if (!err)
-			err = inode_store(vol, &atable);
-	} else {
-		size_t done;
-		err = inode_read(vol, &atable, buf, len, pos, &done);
-		if (!err && done < len)
-			memset((uint8_t *)buf + done, 0, len - done);
-	}
-	inode_free(&atable);
-	return err;
-}
-
-static uint64_t refcount_pos(const struct tux3_volume *vol, unsigned atom,
-			     bool high)
-{
-	unsigned per = vol->blocksize / 2;
-	uint64_t pair = atom / per;
-	return ATOM_REFCOUNT_BASE + ((pair * 2 + (high ? 1 : 0)) <<
-				     vol->blockbits) + (atom % per) * 2;
+	return atable_rw(vol, pos, buf, len, write);
 }
 
 /* Only the halves that change are written: the high half is usually a
@@ -53,12 +29,12 @@ int fsck_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
 	int err = 0;
 	if ((uint16_t)old != (uint16_t)ref) {
 		put_be16(b, (uint16_t)ref);
-		err = fsck_atom_rw(vol, refcount_pos(vol, atom, false), b, 2,
+		err = fsck_atom_rw(vol, atom_refcount_pos(vol, atom, false), b, 2,
 				   true);
 	}
 	if (!err && old >> 16 != ref >> 16) {
 		put_be16(b, (uint16_t)(ref >> 16));
-		err = fsck_atom_rw(vol, refcount_pos(vol, atom, true), b, 2,
+		err = fsck_atom_rw(vol, atom_refcount_pos(vol, atom, true), b, 2,
 				   true);
 	}
 	return err;

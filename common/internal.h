@@ -76,6 +76,15 @@ static inline void dev_mark(struct device *dev, unsigned mark)
 		rec_mark(dev->rec, mark, 0);
 }
 
+/* ---- the atom table inode's data (atom_write.c) ---- */
+/* Read (holes read as zeroes) or write len bytes at pos of the atom
+ * table, the inode stored after a write. */
+int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+	      unsigned len, bool write);
+/* Byte position of an atom's refcount half (low or high 16 bits). */
+uint64_t atom_refcount_pos(const struct tux3_volume *vol, unsigned atom,
+			   bool high);
+
 /* ---- packed roots (super.c) ---- */
 struct root {
 	uint64_t block;
