@@ -30,12 +30,16 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 PKGS_DEBUG = readline libcrypto uuid
 PKGS_MKFS  = blkid uuid
+PKGS_DOT   = libcgraph libgvc
 
 LIB_SRC   = $(wildcard common/*.c)
 DEBUG_SRC = $(wildcard debugfs/*.c)
 MKFS_SRC  = $(wildcard mkfs/*.c)
 FSCK_SRC  = $(wildcard fsck/*.c)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
+DOT_SRC   = $(wildcard dump/tux3dot.c dump/dot_*.c)
+IMAGE_SRC = $(wildcard dump/tux3image.c dump/image_*.c)
+DUMP_H    = $(wildcard dump/*.h)
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
 define flavour
@@ -51,6 +55,16 @@ $(1)/mkfs/%.o: mkfs/%.c common/*.h | deps
 $(1)/fsck/%.o: fsck/%.c common/*.h | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
+$(1)/dump/%.o: dump/%.c common/*.h $$(DUMP_H) | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -c $$< -o $$@
+$(1)/tux3dot: $$(patsubst %.c,$(1)/%.o,$$(DOT_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DOT))
+$(1)/tux3image: $$(patsubst %.c,$(1)/%.o,$$(IMAGE_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^
+$(1)/tests/dotcount: tests/dotcount.c common/*.h $(1)/libtux3.a | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -o $$@ $$< $(1)/libtux3.a $$$$(pkg-config --libs $$(PKGS_DOT))
 $(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
 	rm -f $$@
 	ar rcs $$@ $$^
@@ -72,7 +86,10 @@ $(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
 $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
-	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim)
+	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
+	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
+	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \
+	$$(if $$(wildcard tests/dotcount.c),$(1)/tests/dotcount)
 endef
 
 $(eval $(call flavour,$(BUILD),))

@@ -127,6 +127,54 @@ int tux3_block_is_used(struct tux3_volume *vol, tux3_block_t block)
 	return bitmap_test(vol, block);
 }
 
+/*
+ * The runs of blocks in use in the live bitmap, in block order.  A run
+ * never crosses a bitmap block (chunk), so that the caller can tell which
+ * on-disk bitmap block holds it and whether that block is stale (changed
+ * by replay or by this session since it was read).
+ */
+int bitmap_runs(struct tux3_volume *vol, bitmap_run_fn fn, void *ctx)
+{
+	unsigned shift = vol->blockbits + 3;
+	uint64_t per_chunk = 1ULL << shift;
+	int err;
+
+	for (uint64_t chunk = 0; chunk < vol->bitmap.nchunks; chunk++) {
+		uint8_t *c = chunk_get(vol, chunk, &err);
+		if (!c)
+			return err;
+		uint64_t base = chunk << shift;
+		uint64_t bits = vol->volblocks - base < per_chunk ?
+				vol->volblocks - base : per_chunk;
+		int stale = vol->bitmap.dirty[chunk];
+		for (uint64_t bit = 0; bit < bits;) {
+			if (!(bit & 7) && !c[bit >> 3]) {
+				bit += 8;
+				continue;
+			}
+			if (!((c[bit >> 3] >> (bit & 7)) & 1)) {
+				bit++;
+				continue;
+			}
+			uint64_t start = bit;
+			while (bit < bits) {
+				if (!(bit & 7) && c[bit >> 3] == 0xff &&
+				    bits - bit >= 8) {
+					bit += 8;
+					continue;
+				}
+				if (!((c[bit >> 3] >> (bit & 7)) & 1))
+					break;
+				bit++;
+			}
+			if ((err = fn(ctx, chunk, base + start, bit - start,
+				      stale)))
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* Blocks marked in use in [start, start + count) of the live bitmap. */
 int bitmap_count_used(struct tux3_volume *vol, uint64_t start, uint64_t count,
 		      uint64_t *used)

@@ -773,6 +773,9 @@ int64_t bitmap_modify(struct tux3_volume *vol, uint64_t start,
 		      uint64_t count, bool set);
 int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
 			uint8_t *buf);
+typedef int (*bitmap_run_fn)(void *ctx, uint64_t chunk, uint64_t start,
+			     uint64_t count, int stale);
+int bitmap_runs(struct tux3_volume *vol, bitmap_run_fn fn, void *ctx);
 int bitmap_count_used(struct tux3_volume *vol, uint64_t start, uint64_t count,
 		      uint64_t *used);
 int countmap_ondisk(struct tux3_volume *vol, uint64_t group, uint32_t *count);

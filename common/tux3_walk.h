@@ -6,7 +6,7 @@
  *
  * Order: superblock; log chain (oldest first) and its records; inode table
  * (bnodes, ileaves, and for each inode its attributes, data tree, extents
- * and, for directories, entries); orphan table.  A structure that fails
+ * and, for directories, entries); orphan table; atom table; bitmap runs.  A structure that fails
  * validation is reported through .error and skipped; the walk goes on.
  * A callback returning <0 stops the walk; an inode callback returning >0
  * skips that inode's children.
@@ -89,6 +89,14 @@ struct tux3_walk_ops {
 		      unsigned len, tux3_ino_t ino, unsigned type,
 		      uint64_t pos, tux3_block_t block);
 	int (*orphan)(void *ctx, tux3_ino_t ino, int in_otree);
+	/* the atom table (inode 4), named atoms in atom order */
+	int (*atom)(void *ctx, const struct tux3_atom *atom);
+	/* the live bitmap: runs of blocks in use, in block order, never
+	 * crossing a bitmap block (chunk = its index in inode 1).  stale: the
+	 * on-disk copy of that bitmap block is out of date (the log holds
+	 * the truth until the next unify). */
+	int (*bitrun)(void *ctx, uint64_t chunk, tux3_block_t start,
+		      uint64_t count, int stale);
 	/* a structure failed validation; the walk skips it and goes on */
 	int (*error)(void *ctx, const struct tux3_error *err);
 	/* the same with the site; when set, called instead of .error */

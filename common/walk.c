@@ -309,6 +309,47 @@ static int visit_oleaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	return 0;
 }
 
+/* Callback returns are kept apart from validation errors, which are
+ * contained (reported, and the walk goes on). */
+static int visit_atom(void *ctx, const struct tux3_atom *atom)
+{
+	struct walk *w = ctx;
+	int r = w->ops->atom(w->ctx, atom);
+	if (r < 0)
+		w->stop = r;
+	return r;
+}
+
+static int visit_bitrun(void *ctx, uint64_t chunk, uint64_t start,
+			uint64_t count, int stale)
+{
+	struct walk *w = ctx;
+	int r = w->ops->bitrun(w->ctx, chunk, start, count, stale);
+	if (r < 0)
+		w->stop = r;
+	return r;
+}
+
+static int walk_atoms_bitmap(struct walk *w)
+{
+	int r = 0;
+	if (w->ops->atom) {
+		w->inum = TUX3_ATABLE_INO;
+		r = tux3_atoms(w->vol, visit_atom, w);
+		r = w->stop ? w->stop : contain(w, r, TUX3_SITE_INODE);
+		w->inum = TUX3_NONE;
+		if (r < 0)
+			return r;
+	}
+	if (w->ops->bitrun) {
+		w->inum = TUX3_BITMAP_INO;
+		r = bitmap_runs(w->vol, visit_bitrun, w);
+		r = w->stop ? w->stop : contain(w, r, TUX3_SITE_INODE);
+		w->inum = TUX3_NONE;
+	}
+	return r;
+}
+
 int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	      void *ctx)
 {
@@ -357,6 +398,8 @@ int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 					     0)) < 0)
 				goto out;
 	}
+	if ((r = walk_atoms_bitmap(&w)) < 0)
+		goto out;
 out:
 	free(w.keys);
 	free(w.children);
