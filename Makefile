@@ -6,6 +6,7 @@
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
+#   make fuzz-versions  the versioned-pointer fuzz test, 10 million steps
 #   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
@@ -95,7 +96,7 @@ endef
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast soak crash bench demo install clean $(BUILD)-all build-asan-all
+.PHONY: all deps check check-asan check-fast soak crash fuzz-versions bench demo install clean $(BUILD)-all build-asan-all
 
 all: $(BUILD)-all
 
@@ -123,6 +124,15 @@ soak: build-asan-all
 # (CRASH_RANDOM=N, CRASH_OPS=N), through the crash simulator.
 crash: $(BUILD)-all
 	@sh tests/crash/large.sh $(BUILD)
+
+# The versioned-pointer fuzz test at the seed's length (FUZZ_STEPS steps,
+# every invariant and every version's content checked after each step).
+FUZZ_STEPS ?= 10000000
+fuzz-versions: $(BUILD)-all
+	@start=$$(date +%s%N); \
+	TUX3_FUZZ_VERSIONS=$(FUZZ_STEPS) $(BUILD)/tests/unit/test_version && \
+	end=$$(date +%s%N) && \
+	echo "fuzz-versions: $(FUZZ_STEPS) steps in $$(( (end - start) / 1000000 )) ms"
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)

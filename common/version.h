@@ -1,0 +1,162 @@
+/*
+ * Versions by versioned pointers (issue 8; doc/format.md section 17).
+ *
+ * A version is a node of one tree of 12-bit labels.  Label 0 is the
+ * origin: the live filesystem, always writable, never a ghost, with at
+ * most one child (the root, the newest snapshot of the origin).  Every
+ * other label is a snapshot, known from outside by a tag, or a ghost
+ * (no tag) that exists only because two or more children still inherit
+ * what was written to it before they were made.
+ *
+ * Data is kept per logical address as an element list: pairs [label,
+ * phys] meaning "version label and the versions below it that have no
+ * element of their own here read phys" (phys 0: a hole).  A version reads
+ * the element of its nearest ancestor (itself included); the origin's
+ * element, or a hole, when there is none.  Each block is owned by exactly
+ * one element; no element on a ghost is unreadable (an orphan).
+ *
+ * vtree.c holds the tree, velist.c the operations on one element list.
+ * Nothing here does I/O: the filesystem layers (versioned leaves, the
+ * version table in inode 3) call these on lists they decode.
+ */
+#ifndef TUX3_VERSION_H
+#define TUX3_VERSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define VERSION_LABEL_BITS	12
+#define VERSION_LABELS		(1u << VERSION_LABEL_BITS)
+#define VERSION_ORIGIN		0u
+#define VERSION_NONE		0xffffu
+
+enum {
+	VERSION_USED = 1,	/* the label is in the tree */
+	VERSION_GHOST = 2,	/* no tag: not readable or writable */
+	VERSION_DYING = 4,	/* removed by a delete whose element lists
+				 * are not all processed: not reusable yet */
+};
+
+struct version {
+	uint16_t parent;
+	uint16_t flags;
+	uint32_t tag;		/* unique among tagged versions, 0 = origin */
+	int64_t birth_ns;
+};
+
+/* A delete's effect on element lists, in the order it must be applied:
+ * label gone, its elements freed (into = VERSION_NONE) or handed to the
+ * child promoted into its place (into). */
+struct vdelete_step {
+	uint16_t label, into;
+};
+
+struct vdelete_plan {
+	unsigned count;
+	struct vdelete_step step[VERSION_LABELS];
+};
+
+struct vtree {
+	struct version v[VERSION_LABELS];
+	unsigned top;		/* every used label is below top */
+	unsigned used, ghosts, dying;
+	/* derived from the parent links by vtree_derive() */
+	bool derived;
+	uint16_t nchild[VERSION_LABELS], first[VERSION_LABELS];
+	uint16_t child[VERSION_LABELS];
+	uint16_t depth[VERSION_LABELS];
+	/* scratch for one element list at a time (velist.c) */
+	uint16_t slot[VERSION_LABELS];	/* label -> index + 1 in the list */
+	uint16_t stack[VERSION_LABELS];
+};
+
+void vtree_init(struct vtree *vt);
+int vtree_derive(struct vtree *vt);
+int vtree_find_tag(const struct vtree *vt, uint32_t tag);
+static inline bool vtree_used(const struct vtree *vt, unsigned label)
+{
+	return label < VERSION_LABELS && (vt->v[label].flags & VERSION_USED);
+}
+static inline bool vtree_ghost(const struct vtree *vt, unsigned label)
+{
+	return (vt->v[label].flags & VERSION_GHOST) != 0;
+}
+unsigned vtree_root(struct vtree *vt);
+/* Children of label (after vtree_derive). */
+static inline unsigned vtree_nchild(const struct vtree *vt, unsigned label)
+{
+	return vt->nchild[label];
+}
+static inline unsigned vtree_child(const struct vtree *vt, unsigned label,
+				   unsigned i)
+{
+	return vt->child[vt->first[label] + i];
+}
+bool vtree_is_ancestor(struct vtree *vt, unsigned anc, unsigned label);
+
+/* A snapshot of version `of` (a tagged label or the origin) named tag:
+ * returns its label, -EEXIST (tag in use or 0), -ENOENT (of is not
+ * readable), -ENOSPC (no free label). */
+int vtree_snapshot(struct vtree *vt, unsigned of, uint32_t tag,
+		   int64_t birth_ns);
+/* Label `label` has children and is about to be written: a new child
+ * takes its tag and it becomes a ghost.  Returns the child's label. */
+int vtree_implicit_child(struct vtree *vt, unsigned label, int64_t birth_ns);
+/* Delete the snapshot tagged tag: untag it, then remove every ghost left
+ * with fewer than two children (promoting a single child into its place).
+ * The removed labels stay DYING until vtree_delete_done(); plan says what
+ * each element list must do (velist_delete()). */
+int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan);
+void vtree_delete_done(struct vtree *vt, const struct vdelete_plan *plan);
+
+/* Version-table invariants (fsck pass 9, VT1-VT4): calls fn once per
+ * problem with a message; returns the number of problems. */
+typedef void (*vcheck_fn)(void *ctx, unsigned label, const char *what);
+unsigned vtree_check(struct vtree *vt, vcheck_fn fn, void *ctx);
+
+/* ---- one element list (velist.c) ---- */
+struct velem {
+	uint16_t label;
+	uint64_t phys;		/* 0: a hole */
+};
+
+/* The element version `label` reads: its index, or -1 (a hole). */
+int velist_read(struct vtree *vt, const struct velem *e, unsigned n,
+		unsigned label);
+/* Non-ghost versions reading element i (the owner itself included). */
+unsigned velist_heirs(struct vtree *vt, const struct velem *e, unsigned n,
+		      unsigned i);
+
+/*
+ * Prepare a write by version *label at this address.  On return:
+ *   >= 0  index of the element *label now owns exclusively: write there
+ *         (an element with phys 0 needs a block: the caller sets phys);
+ *   -ENOENT  no element to reuse: the caller allocates and appends
+ *         [*label, phys] (velist_add);
+ *   -ENOSPC  the list is full (cap), -EROFS *label is a ghost.
+ * May first make an implicit child of *label (the writer becomes it, and
+ * *label is updated), and may relabel or add elements for versions that
+ * keep the old value (a write to the origin hands its old block to the
+ * root).  It never frees a block: a write only adds or relabels.
+ */
+typedef void (*vfree_fn)(void *ctx, uint64_t phys);
+int velist_write(struct vtree *vt, struct velem *e, unsigned *n, unsigned cap,
+		 unsigned *label, int64_t birth_ns);
+int velist_add(struct velem *e, unsigned *n, unsigned cap, unsigned label,
+	       uint64_t phys);
+
+/* Apply a delete plan to one list, then free orphans and redundant holes.
+ * Returns the number of elements changed or freed. */
+unsigned velist_delete(struct vtree *vt, const struct vdelete_plan *plan,
+		       struct velem *e, unsigned *n, vfree_fn free_fn,
+		       void *ctx);
+/* Free every element on a ghost that no version reads, and hole elements
+ * that repeat an inherited hole.  Returns how many went. */
+unsigned velist_normalize(struct vtree *vt, struct velem *e, unsigned *n,
+			  vfree_fn free_fn, void *ctx);
+
+/* Element-list invariants (EL1-EL3): returns the number of problems. */
+unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
+		      vcheck_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * Layer: vtree.c, velist.c -- versioned pointers against a per-block
+ * reference model (the seed's fuzz test, over many addresses).
+ *
+ * Each step creates a snapshot (of the origin or of a snapshot), deletes
+ * one, or writes one address of the origin or of a snapshot; then every
+ * version reads every address and must see what the model says, and the
+ * invariants hold: the version table's (VT1-VT4: label 0 rules, parents,
+ * no cycle, ghost <=> no tag, tags unique, every ghost has two children),
+ * every list's (valid labels, one element per label, no orphan), and the
+ * blocks' (every block allocated is owned by exactly one element; no
+ * leak).  TUX3_FUZZ_VERSIONS=N runs N steps per seed in the long case
+ * (make fuzz-versions).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "harness.h"
+#include "version.h"
+
+#define NADDR	12
+#define MAXSNAP	40
+#define NBLOCKS	(NADDR * VERSION_LABELS + 16)
+
+struct model {
+	struct vtree vt;
+	struct velem list[NADDR][VERSION_LABELS];
+	unsigned n[NADDR];
+	/* tagged versions: the origin (tag 0) first */
+	uint32_t tag[MAXSNAP + 1];
+	uint32_t expect[MAXSNAP + 1][NADDR];	/* 0: a hole */
+	unsigned ntag;
+	uint32_t nexttag, nextdata;
+	/* the block store */
+	uint32_t data[NBLOCKS];
+	uint8_t allocated[NBLOCKS];
+	unsigned nalloc;
+	uint64_t rng;
+	unsigned long steps, creates, deletes, writes, implicit, relabels;
+};
+
+static unsigned rnd(struct model *m, unsigned n)
+{
+	m->rng ^= m->rng << 13;
+	m->rng ^= m->rng >> 7;
+	m->rng ^= m->rng << 17;
+	return (unsigned)((m->rng >> 11) % n);
+}
+
+static uint64_t alloc_block(struct model *m)
+{
+	for (unsigned tries = 0; tries < NBLOCKS; tries++) {
+		uint64_t b = 1 + rnd(m, NBLOCKS - 1);
+		if (!m->allocated[b]) {
+			m->allocated[b] = 1;
+			m->nalloc++;
+			return b;
+		}
+	}
+	for (uint64_t b = 1; b < NBLOCKS; b++)
+		if (!m->allocated[b]) {
+			m->allocated[b] = 1;
+			m->nalloc++;
+			return b;
+		}
+	CHECK(!"block store full");
+	return 0;
+}
+
+static void free_block(void *ctx, uint64_t phys)
+{
+	struct model *m = ctx;
+	CHECK(phys > 0 && phys < NBLOCKS);
+	CHECK(m->allocated[phys]);
+	m->allocated[phys] = 0;
+	m->nalloc--;
+}
+
+static void fail_check(void *ctx, unsigned label, const char *what)
+{
+	struct model *m = ctx;
+	fprintf(stderr, "step %lu: label %u: %s\n", m->steps, label, what);
+	exit(1);
+}
+
+static void model_init(struct model *m, uint64_t seed)
+{
+	memset(m, 0, sizeof(*m));
+	vtree_init(&m->vt);
+	m->ntag = 1;		/* the origin */
+	m->nexttag = 1000;
+	m->nextdata = 1;
+	m->rng = seed * 0x9e3779b97f4a7c15ull + 1;
+}
+
+static void do_create(struct model *m)
+{
+	unsigned of = rnd(m, 20) == 0 || m->ntag == 1 ? 0 : rnd(m, m->ntag);
+	int of_label = vtree_find_tag(&m->vt, m->tag[of]);
+	CHECK(of_label >= 0);
+	uint32_t tag = m->nexttag++;
+	int l = vtree_snapshot(&m->vt, (unsigned)of_label, tag, 0);
+	CHECK(l > 0);
+	m->tag[m->ntag] = tag;
+	memcpy(m->expect[m->ntag], m->expect[of], sizeof(m->expect[0]));
+	m->ntag++;
+	m->creates++;
+}
+
+static void do_delete(struct model *m)
+{
+	static struct vdelete_plan plan;
+	unsigned k = 1 + rnd(m, m->ntag - 1);
+	CHECK_EQ(vtree_delete(&m->vt, m->tag[k], &plan), 0);
+	for (unsigned a = 0; a < NADDR; a++)
+		velist_delete(&m->vt, &plan, m->list[a], &m->n[a], free_block,
+			      m);
+	vtree_delete_done(&m->vt, &plan);
+	m->ntag--;
+	m->tag[k] = m->tag[m->ntag];
+	memcpy(m->expect[k], m->expect[m->ntag], sizeof(m->expect[0]));
+	m->deletes++;
+}
+
+static void do_write(struct model *m)
+{
+	unsigned k = rnd(m, 20) == 0 ? 0 : rnd(m, m->ntag);
+	unsigned a = rnd(m, NADDR);
+	int l = vtree_find_tag(&m->vt, m->tag[k]);
+	CHECK(l >= 0);
+	unsigned label = (unsigned)l, before = m->vt.used;
+	int i = velist_write(&m->vt, m->list[a], &m->n[a], VERSION_LABELS,
+			     &label, 0);
+	if (i >= 0) {
+		struct velem *e = &m->list[a][i];
+		CHECK_EQ(e->label, label);
+		if (!e->phys)
+			e->phys = alloc_block(m);
+	} else {
+		CHECK_EQ(i, -ENOENT);
+		i = velist_add(m->list[a], &m->n[a], VERSION_LABELS, label,
+			       alloc_block(m));
+		CHECK(i >= 0);
+	}
+	if (label != (unsigned)l) {
+		CHECK(k != 0);
+		CHECK_EQ(m->vt.used, before + 1);
+		m->implicit++;
+	}
+	m->data[m->list[a][i].phys] = m->nextdata;
+	m->expect[k][a] = m->nextdata++;
+	m->writes++;
+}
+
+/* F1-F9 of reference/versioning.md section 5. */
+static void check_all(struct model *m)
+{
+	static uint8_t owned[NBLOCKS];
+	unsigned elements = 0, ghosts = 0;
+
+	CHECK_EQ(vtree_check(&m->vt, fail_check, m), 0);
+	for (unsigned l = 1; l < m->vt.top; l++)
+		ghosts += vtree_used(&m->vt, l) && vtree_ghost(&m->vt, l);
+	CHECK_EQ(m->vt.used, m->ntag + ghosts);
+	CHECK(ghosts + 1 <= (m->ntag > 1 ? m->ntag - 1 : 1));
+	memset(owned, 0, sizeof(owned));
+	for (unsigned a = 0; a < NADDR; a++) {
+		CHECK_EQ(velist_check(&m->vt, m->list[a], m->n[a], fail_check,
+				      m), 0);
+		for (unsigned i = 0; i < m->n[a]; i++) {
+			uint64_t p = m->list[a][i].phys;
+			if (!p)
+				continue;
+			CHECK(m->allocated[p]);
+			CHECK(!owned[p]);
+			owned[p] = 1;
+			elements++;
+		}
+		for (unsigned k = 0; k < m->ntag; k++) {
+			int l = vtree_find_tag(&m->vt, m->tag[k]);
+			CHECK(l >= 0);
+			int i = velist_read(&m->vt, m->list[a], m->n[a],
+					    (unsigned)l);
+			uint32_t got = i < 0 ? 0 : m->data[m->list[a][i].phys];
+			if (got != m->expect[k][a]) {
+				fprintf(stderr, "step %lu: tag %u (label %d) "
+					"address %u reads %u, expected %u\n",
+					m->steps, m->tag[k], l, a, got,
+					m->expect[k][a]);
+				exit(1);
+			}
+		}
+	}
+	CHECK_EQ(elements, m->nalloc);
+}
+
+static void run(uint64_t seed, unsigned long steps, unsigned maxsnap,
+		unsigned check_every)
+{
+	static struct model m;
+	model_init(&m, seed);
+	for (m.steps = 0; m.steps < steps; m.steps++) {
+		if (rnd(&m, 5) == 0) {
+			if (m.ntag == 1 ||
+			    (m.ntag <= maxsnap && rnd(&m, 2)))
+				do_create(&m);
+			else
+				do_delete(&m);
+		} else {
+			do_write(&m);
+		}
+		if (m.steps % check_every == 0)
+			check_all(&m);
+	}
+	check_all(&m);
+	CHECK(m.implicit > 0 && m.deletes > 0 && m.creates > 0);
+}
+
+TEST(version_fuzz_small_trees)
+{
+	for (uint64_t seed = 1; seed <= 20; seed++)
+		run(seed, 2500, 4, 1);
+}
+
+TEST(version_fuzz)
+{
+	for (uint64_t seed = 100; seed < 105; seed++)
+		run(seed, 10000, MAXSNAP - 1, 1);
+}
+
+TEST(version_fuzz_long)
+{
+	const char *env = getenv("TUX3_FUZZ_VERSIONS");
+	if (!env)
+		SKIP("TUX3_FUZZ_VERSIONS not set (make fuzz-versions)");
+	unsigned long steps = strtoul(env, NULL, 10);
+	run(7, steps, MAXSNAP - 1, 1);
+}
+
+/* The worked example of the seed (section "Examples"): C '1003' root, B
+ * '1002' under it, A '1001' and the ghost D under B, ... with the list
+ * [[A, p1], [B, p2]]: C reads the origin, A reads p1, the rest p2. */
+TEST(version_seed_example)
+{
+	static struct vtree vt;
+	vtree_init(&vt);
+	int a = vtree_snapshot(&vt, 0, 1001, 0);
+	int b = vtree_snapshot(&vt, 0, 1002, 0);
+	int c = vtree_snapshot(&vt, 0, 1003, 0);
+	CHECK(a > 0 && b > 0 && c > 0);
+	CHECK_EQ(vtree_root(&vt), c);
+	CHECK_EQ(vt.v[b].parent, c);
+	CHECK_EQ(vt.v[a].parent, b);
+	int e = vtree_snapshot(&vt, (unsigned)b, 1005, 0);
+	struct velem list[8] = { { (uint16_t)a, 11 }, { (uint16_t)b, 22 } };
+	unsigned n = 2;
+	CHECK_EQ(velist_read(&vt, list, n, (unsigned)c), -1);
+	CHECK_EQ(velist_read(&vt, list, n, (unsigned)a), 0);
+	CHECK_EQ(velist_read(&vt, list, n, (unsigned)b), 1);
+	CHECK_EQ(velist_read(&vt, list, n, (unsigned)e), 1);
+	CHECK_EQ(velist_heirs(&vt, list, n, 1), 2);	/* B and E */
+	CHECK_EQ(velist_heirs(&vt, list, n, 0), 1);	/* A alone */
+	/* writing to B, which has children: an implicit child takes '1002' */
+	unsigned w = (unsigned)b;
+	CHECK_EQ(velist_write(&vt, list, &n, 8, &w, 0), -ENOENT);
+	CHECK(w != (unsigned)b);
+	CHECK(vtree_ghost(&vt, (unsigned)b));
+	CHECK_EQ(vtree_find_tag(&vt, 1002), (int)w);
+	CHECK_EQ(vtree_nchild(&vt, (unsigned)b), 3);
+	CHECK_EQ(vtree_check(&vt, NULL, NULL), 0);
+}
+
+/* 2,048 snapshots and the live version fit in 12-bit labels whatever
+ * the writes do to the tree (ghosts < tagged versions). */
+TEST(version_label_capacity)
+{
+	static struct model m;
+	model_init(&m, 42);
+	for (unsigned s = 0; s < 2048; s++) {
+		unsigned of = s && rnd(&m, 3) ? 1 + rnd(&m, s) : 0;
+		int ofl = of ? vtree_find_tag(&m.vt, 1000 + of - 1) : 0;
+		CHECK(ofl >= 0);
+		CHECK(vtree_snapshot(&m.vt, (unsigned)ofl, 1000 + s, 0) > 0);
+		/* a write to a random version with children */
+		unsigned label = (unsigned)vtree_find_tag(&m.vt,
+					1000 + rnd(&m, s + 1));
+		unsigned a = rnd(&m, NADDR);
+		int i = velist_write(&m.vt, m.list[a], &m.n[a],
+				     VERSION_LABELS, &label, 0);
+		CHECK(i >= -ENOENT);
+		if (i == -ENOENT)
+			CHECK(velist_add(m.list[a], &m.n[a], VERSION_LABELS,
+					 label, 1 + s) >= 0);
+	}
+	CHECK(m.vt.used <= VERSION_LABELS);
+	CHECK_EQ(vtree_check(&m.vt, NULL, NULL), 0);
+	/* a 2,049th snapshot may or may not fit; the tree stays whole */
+	int r = vtree_snapshot(&m.vt, 0, 99999, 0);
+	CHECK(r > 0 || r == -ENOSPC);
+	CHECK_EQ(vtree_check(&m.vt, NULL, NULL), 0);
+}
+
+int main(void)
+{
+	return run_tests("version");
+}
