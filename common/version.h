@@ -23,6 +23,7 @@
 #define TUX3_VERSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define VERSION_LABEL_BITS	12
@@ -37,11 +38,15 @@ enum {
 				 * are not all processed: not reusable yet */
 };
 
+#define VERSION_NAME_MAX	39	/* bytes of a snapshot's name */
+
 struct version {
 	uint16_t parent;
 	uint16_t flags;
 	uint32_t tag;		/* unique among tagged versions, 0 = origin */
 	int64_t birth_ns;
+	uint16_t into, step;	/* DYING: the delete plan's step (vtable) */
+	char name[VERSION_NAME_MAX + 1];	/* tagged: NUL-terminated */
 };
 
 /* A delete's effect on element lists, in the order it must be applied:
@@ -108,6 +113,24 @@ int vtree_implicit_child(struct vtree *vt, unsigned label, int64_t birth_ns);
  * each element list must do (velist_delete()). */
 int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan);
 void vtree_delete_done(struct vtree *vt, const struct vdelete_plan *plan);
+
+/*
+ * The version table as stored in inode 3 (vtable.c, doc/format.md 17.2):
+ * a 64-byte header and one 64-byte record per label below top, CRC32C
+ * over all of it.  vtable_encode needs vtable_size() bytes; vtable_decode
+ * validates every field (-EUCLEAN with the byte offset in *bad_at) and
+ * rebuilds the derived arrays and a pending delete's plan.
+ */
+#define VTABLE_MAGIC		0x54335654u	/* "T3VT" */
+#define VTABLE_HEADER		64
+#define VTABLE_RECORD		64
+size_t vtable_size(const struct vtree *vt);
+void vtable_encode(const struct vtree *vt, uint8_t *buf);
+int vtable_decode(struct vtree *vt, const uint8_t *buf, size_t len,
+		  struct vdelete_plan *pending, size_t *bad_at);
+/* Records the plan in the DYING labels (into, step), so that a delete
+ * interrupted by a crash resumes from the table alone. */
+void vtree_plan_record(struct vtree *vt, const struct vdelete_plan *plan);
 
 /* Version-table invariants (fsck pass 9, VT1-VT4): calls fn once per
  * problem with a message; returns the number of problems. */

@@ -148,8 +148,10 @@ int vtree_implicit_child(struct vtree *vt, unsigned label, int64_t birth_ns)
 				     .flags = VERSION_USED,
 				     .tag = vt->v[label].tag,
 				     .birth_ns = birth_ns };
+	memcpy(vt->v[c].name, vt->v[label].name, sizeof(vt->v[c].name));
 	vt->v[label].flags |= VERSION_GHOST;
 	vt->v[label].tag = 0;
+	memset(vt->v[label].name, 0, sizeof(vt->v[label].name));
 	vt->ghosts++;
 	return vtree_derive(vt) ? -EUCLEAN : c;
 }
@@ -181,6 +183,7 @@ int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan)
 	plan->count = 0;
 	vt->v[x].flags |= VERSION_GHOST;
 	vt->v[x].tag = 0;
+	memset(vt->v[x].name, 0, sizeof(vt->v[x].name));
 	vt->ghosts++;
 	/* a ghost keeps at least two children: a childless one goes (its
 	 * parent may then drop to one child), a single child is promoted
