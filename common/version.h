@@ -182,4 +182,46 @@ unsigned velist_normalize(struct vtree *vt, struct velem *e, unsigned *n,
 unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
 		      vcheck_fn fn, void *ctx);
 
+/*
+ * Versioned extents (vextent.c): runs of elements.  A record [logical,
+ * count, label, phys] is the element [label, phys + i] at logical + i for
+ * i < count (phys 0: a run of hole elements).  A set of records is kept
+ * sorted by (logical, label); records of one label never overlap.  Each
+ * operation works block by block on the element lists the records imply
+ * (the proven single-address rules of velist.c), then merges neighbours
+ * again, so that the per-block form is the reference for the extent form.
+ */
+struct vextent {
+	uint64_t logical;
+	uint32_t count;
+	uint16_t label;
+	uint64_t phys;
+};
+
+struct vextents {
+	struct vextent *r;
+	unsigned n, cap;
+};
+
+/* What version label reads at logical: the physical block (0: a hole). */
+uint64_t vext_read(struct vtree *vt, const struct vextents *x,
+		   unsigned label, uint64_t logical);
+/* Write count (1..VEXT_WRITE_MAX) blocks from logical by version *label
+ * (which may become an implicit child).  alloc gives a new block (0: no
+ * space); written[i] receives the block that now holds logical + i.  On
+ * -ENOSPC (no block, or more records than x->cap) the set is unchanged,
+ * but blocks alloc gave are the caller's to free. */
+#define VEXT_WRITE_MAX	65536	/* blocks per vext_write call */
+typedef uint64_t (*valloc_fn)(void *ctx);
+int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
+	       uint64_t logical, uint32_t count, valloc_fn alloc,
+	       void *ctx, uint64_t *written, int64_t birth_ns);
+/* A delete's plan applied to every block of the set. */
+int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
+		struct vextents *x, vfree_fn free_fn, void *ctx);
+/* Records sorted, counts >= 1, same-label records disjoint, and every
+ * implied element list valid (velist_check): the number of problems. */
+unsigned vext_check(struct vtree *vt, const struct vextents *x,
+		    vcheck_fn fn, void *ctx);
+
 #endif

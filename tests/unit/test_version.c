@@ -354,6 +354,147 @@ TEST(version_table_disk_form)
 	CHECK_EQ(at, 8);
 }
 
+/* ---- versioned extents against the per-block model ---- */
+#define NLOG	48		/* logical blocks of the file */
+
+struct xmodel {
+	struct vtree vt;
+	struct vextent rec[4096];
+	struct vextents x;
+	uint32_t tag[MAXSNAP + 1];
+	uint32_t expect[MAXSNAP + 1][NLOG];
+	unsigned ntag;
+	uint32_t nexttag, nextdata;
+	uint32_t data[NBLOCKS];
+	uint8_t allocated[NBLOCKS];
+	unsigned nalloc;
+	struct model rng;	/* only its rng */
+	unsigned long steps, implicit;
+};
+
+static uint64_t xalloc(void *ctx)
+{
+	struct xmodel *m = ctx;
+	for (uint64_t b = 1 + rnd(&m->rng, 64), tries = 0; tries < NBLOCKS;
+	     tries++, b = b % (NBLOCKS - 1) + 1)
+		if (!m->allocated[b]) {
+			m->allocated[b] = 1;
+			m->nalloc++;
+			return b;
+		}
+	return 0;
+}
+
+static void xfree(void *ctx, uint64_t phys)
+{
+	struct xmodel *m = ctx;
+	CHECK(phys > 0 && phys < NBLOCKS && m->allocated[phys]);
+	m->allocated[phys] = 0;
+	m->nalloc--;
+}
+
+static void xfail(void *ctx, unsigned label, const char *what)
+{
+	struct xmodel *m = ctx;
+	fprintf(stderr, "extent step %lu: label %u: %s\n", m->steps, label,
+		what);
+	exit(1);
+}
+
+static void xcheck(struct xmodel *m)
+{
+	static uint8_t owned[NBLOCKS];
+	unsigned blocks = 0;
+	CHECK_EQ(vtree_check(&m->vt, xfail, m), 0);
+	CHECK_EQ(vext_check(&m->vt, &m->x, xfail, m), 0);
+	memset(owned, 0, sizeof(owned));
+	for (unsigned i = 0; i < m->x.n; i++) {
+		const struct vextent *r = &m->x.r[i];
+		CHECK(r->logical + r->count <= NLOG);
+		for (unsigned k = 0; r->phys && k < r->count; k++) {
+			CHECK(m->allocated[r->phys + k]);
+			CHECK(!owned[r->phys + k]);
+			owned[r->phys + k] = 1;
+			blocks++;
+		}
+	}
+	CHECK_EQ(blocks, m->nalloc);
+	for (unsigned k = 0; k < m->ntag; k++) {
+		int l = vtree_find_tag(&m->vt, m->tag[k]);
+		CHECK(l >= 0);
+		for (unsigned a = 0; a < NLOG; a++) {
+			uint64_t p = vext_read(&m->vt, &m->x, (unsigned)l, a);
+			uint32_t got = p ? m->data[p] : 0;
+			if (got != m->expect[k][a]) {
+				fprintf(stderr, "extent step %lu: tag %u block "
+					"%u reads %u, expected %u\n", m->steps,
+					m->tag[k], a, got, m->expect[k][a]);
+				exit(1);
+			}
+		}
+	}
+}
+
+static void xrun(uint64_t seed, unsigned long steps, unsigned maxsnap)
+{
+	static struct xmodel m;
+	static struct vdelete_plan plan;
+	uint64_t written[NLOG];
+
+	memset(&m, 0, sizeof(m));
+	vtree_init(&m.vt);
+	m.x = (struct vextents){ .r = m.rec, .cap = 4096 };
+	m.ntag = 1;
+	m.nexttag = 1;
+	m.nextdata = 1;
+	m.rng.rng = seed * 0x9e3779b97f4a7c15ull + 3;
+	struct model *r = &m.rng;
+	for (m.steps = 0; m.steps < steps; m.steps++) {
+		unsigned op = rnd(r, 6);
+		if (op == 0 && (m.ntag == 1 || (m.ntag <= maxsnap && rnd(r, 2)))) {
+			unsigned of = rnd(r, 4) == 0 ? 0 : rnd(r, m.ntag);
+			int ofl = vtree_find_tag(&m.vt, m.tag[of]);
+			CHECK(vtree_snapshot(&m.vt, (unsigned)ofl, m.nexttag,
+					     0) > 0);
+			m.tag[m.ntag] = m.nexttag++;
+			memcpy(m.expect[m.ntag], m.expect[of],
+			       sizeof(m.expect[0]));
+			m.ntag++;
+		} else if (op == 0) {
+			unsigned k = 1 + rnd(r, m.ntag - 1);
+			CHECK_EQ(vtree_delete(&m.vt, m.tag[k], &plan), 0);
+			CHECK_EQ(vext_delete(&m.vt, &plan, &m.x, xfree, &m), 0);
+			vtree_delete_done(&m.vt, &plan);
+			m.ntag--;
+			m.tag[k] = m.tag[m.ntag];
+			memcpy(m.expect[k], m.expect[m.ntag],
+			       sizeof(m.expect[0]));
+		} else {
+			unsigned k = rnd(r, 5) == 0 ? 0 : rnd(r, m.ntag);
+			unsigned len = 1 + rnd(r, rnd(r, 4) ? 4 : 16);
+			unsigned at = rnd(r, NLOG - len + 1);
+			unsigned label = (unsigned)vtree_find_tag(&m.vt, m.tag[k]);
+			unsigned before = label;
+			CHECK_EQ(vext_write(&m.vt, &m.x, &label, at, len, xalloc,
+					    &m, written, 0), 0);
+			m.implicit += label != before;
+			for (unsigned i = 0; i < len; i++) {
+				CHECK(written[i] && m.allocated[written[i]]);
+				m.data[written[i]] = m.nextdata;
+				m.expect[k][at + i] = m.nextdata++;
+			}
+		}
+		xcheck(&m);
+	}
+	CHECK(m.implicit > 0);
+}
+
+TEST(version_extents_fuzz)
+{
+	for (uint64_t seed = 1; seed <= 10; seed++)
+		xrun(seed, 2000, 8);
+}
+
 int main(void)
 {
 	return run_tests("version");

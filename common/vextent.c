@@ -1,0 +1,282 @@
+/*
+ * Versioned extents (common/version.h): a set of [logical, count, label,
+ * phys] records edited segment by segment.  A segment is a run of logical
+ * blocks covered by the same records, so every block in it has the same
+ * element list up to an offset in phys: the single-address rules of
+ * velist.c decide once per segment, and the records are rebuilt from the
+ * decisions, then sorted and merged.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "version.h"
+
+static int cmp_label_logical(const void *a, const void *b)
+{
+	const struct vextent *x = a, *y = b;
+	if (x->label != y->label)
+		return x->label < y->label ? -1 : 1;
+	return x->logical < y->logical ? -1 : x->logical > y->logical;
+}
+
+static int cmp_logical_label(const void *a, const void *b)
+{
+	const struct vextent *x = a, *y = b;
+	if (x->logical != y->logical)
+		return x->logical < y->logical ? -1 : 1;
+	return x->label < y->label ? -1 : x->label > y->label;
+}
+
+static bool joins(const struct vextent *a, const struct vextent *b)
+{
+	if (a->label != b->label || a->logical + a->count != b->logical ||
+	    (uint64_t)a->count + b->count > UINT16_MAX)
+		return false;
+	return a->phys ? a->phys + a->count == b->phys : !b->phys;
+}
+
+/* Sort, join neighbours of one label, sort back into (logical, label). */
+static unsigned merge(struct vextent *r, unsigned n)
+{
+	unsigned out = 0;
+	qsort(r, n, sizeof(*r), cmp_label_logical);
+	for (unsigned i = 0; i < n; i++) {
+		if (out && joins(&r[out - 1], &r[i]))
+			r[out - 1].count += r[i].count;
+		else
+			r[out++] = r[i];
+	}
+	qsort(r, out, sizeof(*r), cmp_logical_label);
+	return out;
+}
+
+/* The element list at logical (records covering it), with the index of
+ * the record each element comes from. */
+static unsigned elements_at(const struct vextents *x, uint64_t logical,
+			    struct velem *e, unsigned cap)
+{
+	unsigned m = 0;
+	for (unsigned i = 0; i < x->n && x->r[i].logical <= logical; i++) {
+		const struct vextent *r = &x->r[i];
+		if (logical >= r->logical + r->count || m == cap)
+			continue;
+		e[m].label = r->label;
+		e[m].phys = r->phys ? r->phys + (logical - r->logical) : 0;
+		m++;
+	}
+	return m;
+}
+
+uint64_t vext_read(struct vtree *vt, const struct vextents *x,
+		   unsigned label, uint64_t logical)
+{
+	struct velem e[64];
+	unsigned m = elements_at(x, logical, e, 64);
+	int i = velist_read(vt, e, m, label);
+	return i < 0 ? 0 : e[i].phys;
+}
+
+/* The next segment boundary after pos below hi: a record start or end. */
+static uint64_t next_boundary(const struct vextents *x, uint64_t pos,
+			      uint64_t hi)
+{
+	uint64_t next = hi;
+	for (unsigned i = 0; i < x->n; i++) {
+		const struct vextent *r = &x->r[i];
+		if (r->logical > pos && r->logical < next)
+			next = r->logical;
+		if (r->logical + r->count > pos && r->logical + r->count < next)
+			next = r->logical + r->count;
+	}
+	return next;
+}
+
+struct rebuild {
+	struct vextent *out;
+	unsigned n, cap;
+};
+
+static int emit(struct rebuild *b, uint64_t logical, uint64_t count,
+		unsigned label, uint64_t phys)
+{
+	while (count) {
+		uint32_t c = count > UINT16_MAX ? UINT16_MAX : (uint32_t)count;
+		if (b->n == b->cap)
+			return -ENOSPC;
+		b->out[b->n++] = (struct vextent){ .logical = logical,
+			.count = c, .label = (uint16_t)label, .phys = phys };
+		logical += c;
+		phys = phys ? phys + c : 0;
+		count -= c;
+	}
+	return 0;
+}
+
+/* The parts of every record outside [lo, hi), kept as they are. */
+static int keep_outside(const struct vextents *x, uint64_t lo, uint64_t hi,
+			struct rebuild *b)
+{
+	for (unsigned i = 0; i < x->n; i++) {
+		const struct vextent *r = &x->r[i];
+		uint64_t end = r->logical + r->count;
+		int err = 0;
+		if (r->logical < lo)
+			err = emit(b, r->logical, (end < lo ? end : lo) -
+				   r->logical, r->label, r->phys);
+		if (!err && end > hi) {
+			uint64_t from = r->logical > hi ? r->logical : hi;
+			err = emit(b, from, end - from, r->label, r->phys ?
+				   r->phys + (from - r->logical) : 0);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int finish(struct vextents *x, struct rebuild *b)
+{
+	unsigned n = merge(b->out, b->n);
+	if (n > x->cap)
+		return -ENOSPC;
+	memcpy(x->r, b->out, n * sizeof(*x->r));
+	x->n = n;
+	return 0;
+}
+
+/* Room for the rebuilt set: every record can split in three around the
+ * range, and each segment adds at most one element per label. */
+static int rebuild_init(struct rebuild *b, const struct vextents *x,
+			uint64_t count)
+{
+	size_t cap = (size_t)x->n * 3 + 2 * (size_t)(x->n + 1) *
+		     (x->n + 2) + count + 16;
+	b->out = malloc(cap * sizeof(*b->out));
+	b->n = 0;
+	b->cap = cap > UINT32_MAX ? UINT32_MAX : (unsigned)cap;
+	return b->out ? 0 : -ENOMEM;
+}
+
+int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
+	       uint64_t logical, uint32_t count, valloc_fn alloc,
+	       void *ctx, uint64_t *written, int64_t birth_ns)
+{
+	struct velem e[VERSION_LABELS];
+	struct rebuild b;
+	uint64_t hi = logical + count;
+	int err;
+
+	if (!count || count > VEXT_WRITE_MAX)
+		return -EINVAL;
+	if ((err = rebuild_init(&b, x, count)))
+		return err;
+	if ((err = keep_outside(x, logical, hi, &b)))
+		goto out;
+	for (uint64_t pos = logical; pos < hi;) {
+		uint64_t end = next_boundary(x, pos, hi), len = end - pos;
+		unsigned m = elements_at(x, pos, e, VERSION_LABELS);
+		int w = velist_write(vt, e, &m, VERSION_LABELS, label,
+				     birth_ns);
+		if (w < 0 && w != -ENOENT) {
+			err = w;
+			goto out;
+		}
+		/* every other element stays, perhaps relabelled */
+		for (unsigned k = 0; k < m && !err; k++)
+			if ((int)k != w)
+				err = emit(&b, pos, len, e[k].label, e[k].phys);
+		if (!err && w >= 0 && e[w].phys) {
+			err = emit(&b, pos, len, *label, e[w].phys);
+			for (uint64_t i = 0; i < len; i++)
+				written[pos - logical + i] = e[w].phys + i;
+		} else {
+			for (uint64_t i = 0; i < len && !err; i++) {
+				uint64_t p = alloc(ctx);
+				if (!p)
+					err = -ENOSPC;
+				else
+					err = emit(&b, pos + i, 1, *label, p);
+				written[pos - logical + i] = p;
+			}
+		}
+		if (err)
+			goto out;
+		pos = end;
+	}
+	err = finish(x, &b);
+out:
+	free(b.out);
+	return err;
+}
+
+int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
+		struct vextents *x, vfree_fn free_fn, void *ctx)
+{
+	struct velem e[VERSION_LABELS];
+	struct rebuild b;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int err;
+
+	for (unsigned i = 0; i < x->n; i++) {
+		if (x->r[i].logical < lo)
+			lo = x->r[i].logical;
+		if (x->r[i].logical + x->r[i].count > hi)
+			hi = x->r[i].logical + x->r[i].count;
+	}
+	if (!x->n)
+		return 0;
+	if ((err = rebuild_init(&b, x, 0)))
+		return err;
+	for (uint64_t pos = lo; pos < hi && !err;) {
+		uint64_t end = next_boundary(x, pos, hi), len = end - pos;
+		unsigned m = elements_at(x, pos, e, VERSION_LABELS);
+		struct velem before[VERSION_LABELS];
+		unsigned m0 = m;
+		memcpy(before, e, m * sizeof(*e));
+		velist_delete(vt, plan, e, &m, NULL, NULL);
+		/* blocks of elements that went are freed, block by block */
+		for (unsigned k = 0; k < m0; k++) {
+			bool kept = false;
+			for (unsigned j = 0; j < m && !kept; j++)
+				kept = e[j].phys == before[k].phys &&
+				       before[k].phys;
+			if (!kept && before[k].phys && free_fn)
+				for (uint64_t i = 0; i < len; i++)
+					free_fn(ctx, before[k].phys + i);
+		}
+		for (unsigned k = 0; k < m && !err; k++)
+			err = emit(&b, pos, len, e[k].label, e[k].phys);
+		pos = end;
+	}
+	if (!err)
+		err = finish(x, &b);
+	free(b.out);
+	return err;
+}
+
+unsigned vext_check(struct vtree *vt, const struct vextents *x,
+		    vcheck_fn fn, void *ctx)
+{
+	struct velem e[VERSION_LABELS];
+	unsigned bad = 0;
+	for (unsigned i = 0; i < x->n; i++) {
+		const struct vextent *r = &x->r[i];
+		if (!r->count || (i && cmp_logical_label(&x->r[i - 1], r) >= 0)) {
+			if (fn)
+				fn(ctx, r->label, "record empty or out of order");
+			bad++;
+		}
+	}
+	if (bad)
+		return bad;
+	/* element lists change only at record boundaries */
+	for (unsigned i = 0; i < x->n; i++) {
+		uint64_t at[2] = { x->r[i].logical,
+				   x->r[i].logical + x->r[i].count - 1 };
+		for (unsigned k = 0; k < 2; k++) {
+			unsigned m = elements_at(x, at[k], e, VERSION_LABELS);
+			bad += velist_check(vt, e, m, fn, ctx);
+		}
+	}
+	return bad;
+}
