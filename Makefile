@@ -125,7 +125,8 @@ soak: build-asan-all
 crash: $(BUILD)-all
 	@sh tests/crash/large.sh $(BUILD)
 
-# The versioned-pointer fuzz test at the seed's length (FUZZ_STEPS steps,
+# The versioned-pointer fuzz test at the seed's length (FUZZ_STEPS steps
+# on one address set, FUZZ_STEPS/10 on versioned extents;
 # every invariant and every version's content checked after each step).
 FUZZ_STEPS ?= 10000000
 fuzz-versions: $(BUILD)-all

@@ -193,6 +193,8 @@ static void check_all(struct model *m)
 	CHECK_EQ(elements, m->nalloc);
 }
 
+static void xrun_long(unsigned long steps);
+
 static void run(uint64_t seed, unsigned long steps, unsigned maxsnap,
 		unsigned check_every)
 {
@@ -234,6 +236,7 @@ TEST(version_fuzz_long)
 		SKIP("TUX3_FUZZ_VERSIONS not set (make fuzz-versions)");
 	unsigned long steps = strtoul(env, NULL, 10);
 	run(7, steps, MAXSNAP - 1, 1);
+	xrun_long(steps / 10);
 }
 
 /* The worked example of the seed (section "Examples"): C '1003' root, B
@@ -487,6 +490,11 @@ static void xrun(uint64_t seed, unsigned long steps, unsigned maxsnap)
 		xcheck(&m);
 	}
 	CHECK(m.implicit > 0);
+}
+
+static void xrun_long(unsigned long steps)
+{
+	xrun(11, steps, 12);
 }
 
 TEST(version_extents_fuzz)
