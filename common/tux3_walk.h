@@ -51,6 +51,9 @@ enum tux3_walk_site {
 	TUX3_SITE_LEAF,		/* a tree leaf (ileaf, oleaf, dleaf) */
 	TUX3_SITE_INODE,	/* an inode's attributes */
 	TUX3_SITE_DIRENT,	/* a directory's entries */
+	TUX3_SITE_ATOM,		/* the atom table (inode 4's dictionary) */
+	TUX3_SITE_BITMAP,	/* the bitmap (block: the bitmap block that
+				 * failed, when known) */
 };
 
 struct tux3_walk_error {
@@ -113,6 +116,13 @@ int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
  * that cannot be loaded returns its error (pending in tux3_last_error). */
 int tux3_walk_inode(struct tux3_volume *vol, tux3_ino_t ino,
 		    const struct tux3_walk_ops *ops, void *ctx);
+
+/* Only the atom table (atom callback), or only the bitmap runs (bitrun
+ * callback), with their errors; nothing else is read. */
+int tux3_walk_atoms(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		    void *ctx);
+int tux3_walk_bitmap(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		     void *ctx);
 
 /* Only the log chain and its records (logblock and logrec callbacks). */
 int tux3_walk_log(struct tux3_volume *vol, const struct tux3_walk_ops *ops,

@@ -330,24 +330,64 @@ static int visit_bitrun(void *ctx, uint64_t chunk, uint64_t start,
 	return r;
 }
 
+/* A failure of the atom table or the bitmap as a whole. */
+static int contain_table(struct walk *w, int err, enum tux3_walk_site site,
+			 tux3_ino_t inum)
+{
+	struct tux3_walk_error e = {
+		.site = site, .tree = TUX3_TREE_ITREE, .owner = inum,
+		.block = err < 0 && w->vol->error.err ? w->vol->error.block :
+			 TUX3_NONE,
+		.parent = TUX3_NONE,
+	};
+	if (w->stop)
+		return w->stop;
+	w->inum = inum;
+	err = contain_at(w, err, &e);
+	w->inum = TUX3_NONE;
+	return err;
+}
+
+static int walk_atoms(struct walk *w)
+{
+	if (!w->ops->atom)
+		return 0;
+	return contain_table(w, tux3_atoms(w->vol, visit_atom, w),
+			     TUX3_SITE_ATOM, TUX3_ATABLE_INO);
+}
+
+static int walk_bitmap(struct walk *w)
+{
+	if (!w->ops->bitrun)
+		return 0;
+	return contain_table(w, bitmap_runs(w->vol, visit_bitrun, w),
+			     TUX3_SITE_BITMAP, TUX3_BITMAP_INO);
+}
+
 static int walk_atoms_bitmap(struct walk *w)
 {
-	int r = 0;
-	if (w->ops->atom) {
-		w->inum = TUX3_ATABLE_INO;
-		r = tux3_atoms(w->vol, visit_atom, w);
-		r = w->stop ? w->stop : contain(w, r, TUX3_SITE_INODE);
-		w->inum = TUX3_NONE;
-		if (r < 0)
-			return r;
-	}
-	if (w->ops->bitrun) {
-		w->inum = TUX3_BITMAP_INO;
-		r = bitmap_runs(w->vol, visit_bitrun, w);
-		r = w->stop ? w->stop : contain(w, r, TUX3_SITE_INODE);
-		w->inum = TUX3_NONE;
-	}
-	return r;
+	int r = walk_atoms(w);
+	return r < 0 ? r : walk_bitmap(w);
+}
+
+int tux3_walk_atoms(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		    void *ctx)
+{
+	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
+			  .inum = TUX3_NONE };
+	tux3_clear_error(vol);
+	int r = walk_atoms(&w);
+	return r < 0 ? r : w.bad ? -EUCLEAN : 0;
+}
+
+int tux3_walk_bitmap(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		     void *ctx)
+{
+	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
+			  .inum = TUX3_NONE };
+	tux3_clear_error(vol);
+	int r = walk_bitmap(&w);
+	return r < 0 ? r : w.bad ? -EUCLEAN : 0;
 }
 
 int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,

@@ -367,6 +367,29 @@ static int c_bitrun(void *ctx, uint64_t chunk, tux3_block_t start,
 	return 0;
 }
 
+static int c_never(void *ctx, const struct tux3_stat *st,
+		   tux3_block_t leafblock, unsigned bloblen)
+{
+	(void)ctx; (void)st; (void)leafblock; (void)bloblen;
+	CHECK(!"inode visited");
+	return 0;
+}
+
+static int c_never_node(void *ctx, const struct tux3_node_info *n)
+{
+	(void)ctx; (void)n;
+	CHECK(!"leaf visited");
+	return 0;
+}
+
+static int c_never_log(void *ctx, unsigned index, tux3_block_t block,
+		       unsigned bytes, tux3_block_t chain)
+{
+	(void)ctx; (void)index; (void)block; (void)bytes; (void)chain;
+	CHECK(!"log visited");
+	return 0;
+}
+
 static int c_atom(void *ctx, const struct tux3_atom *a)
 {
 	struct runs *r = ctx;
@@ -421,6 +444,25 @@ TEST(walk_atoms)
 	memset(&r, 0, sizeof(r));
 	r.stop_after = 1;
 	CHECK_EQ(tux3_walk(vol, &ops, &r), -77);	/* a stop is not contained */
+	/* the table alone: nothing else visited */
+	struct tux3_walk_ops one = { .atom = c_atom, .inode = c_never,
+				     .leaf = c_never_node,
+				     .logblock = c_never_log };
+	memset(&r, 0, sizeof(r));
+	CHECK_EQ(tux3_walk_atoms(vol, &one, &r), 0);
+	CHECK_EQ(r.atoms, 1);
+	tux3_close(vol);
+}
+
+TEST(walk_bitmap_alone)
+{
+	struct tux3_volume *vol = open_oracle("small-unified");
+	struct tux3_walk_ops ops = { .bitrun = c_bitrun, .inode = c_never,
+				     .leaf = c_never_node,
+				     .logblock = c_never_log };
+	struct runs r = { 0 };
+	CHECK_EQ(tux3_walk_bitmap(vol, &ops, &r), 0);
+	CHECK_EQ(r.n, 6);
 	tux3_close(vol);
 }
 
