@@ -147,6 +147,8 @@ install: $(BUILD)-all
 	install -m 755 $(BUILD)/tux3debug $(DESTDIR)$(SBINDIR)/tux3debug
 	install -m 755 $(BUILD)/mkfs.tux3 $(DESTDIR)$(SBINDIR)/mkfs.tux3
 	install -m 755 $(BUILD)/fsck.tux3 $(DESTDIR)$(SBINDIR)/fsck.tux3
+	install -m 755 $(BUILD)/tux3dot $(DESTDIR)$(SBINDIR)/tux3dot
+	install -m 755 $(BUILD)/tux3image $(DESTDIR)$(SBINDIR)/tux3image
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
 
 clean:

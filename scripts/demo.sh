@@ -2,8 +2,9 @@
 # The main job on an embedded default: make a Tux3 volume in an image
 # file, populate it from a directory tree (this repository's own sources
 # and docs, plus a sparse file, a symlink and a hard link), check it,
-# and read it back: manifest, restore with rdump, compare with the source.
-# (A diagram comes with tux3dot.)
+# and read it back: manifest, restore with rdump, compare with the source;
+# end by drawing the volume with tux3dot (DEMO_OUT, default
+# BUILD/demo.svg and BUILD/demo.dot).
 set -eu
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,3 +52,9 @@ fi
 echo
 echo "== free space"
 "$dbg" -R statfs "$img"
+echo
+out=${DEMO_OUT:-$top/$build/demo}
+echo "== tux3dot: a diagram of the volume"
+"$top/$build/tux3dot" -o "$out.dot" "$img"
+"$top/$build/tux3dot" -T svg -o "$out.svg" "$img"
+echo "wrote $out.svg ($(grep -c '<g id="node' "$out.svg") nodes drawn) and $out.dot"
