@@ -174,7 +174,12 @@ unsigned log_decode_record(const uint8_t *blk, unsigned offset, unsigned end,
 /* Block numbers named by a record, for range checks: fills up to 4. */
 unsigned log_record_blocks(const struct logrec *rec, uint64_t out[4],
 			   uint32_t *count);
+/* The bnodes whose disk image replay loads for a bnode record. */
+unsigned log_record_bnodes(const struct logrec *rec, uint64_t out[3]);
 int log_format_record(const struct logrec *rec, char *buf, size_t len);
+struct tux3_logrec_info;
+void log_record_info(const struct logrec *rec, unsigned offset,
+		     unsigned size, int live, struct tux3_logrec_info *info);
 /* Encoders (mkfs, the write path): log_encode_record writes rec at buf and
  * returns its size (0 = invalid code); log_encode_head fills the 16-byte
  * log block header. */

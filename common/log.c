@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "internal.h"
+#include "tux3_walk.h"
 
 static const struct {
 	const char *name;
@@ -158,6 +159,34 @@ unsigned log_record_blocks(const struct logrec *rec, uint64_t out[4],
 	return 0;
 }
 
+unsigned log_record_bnodes(const struct logrec *rec, uint64_t out[3])
+{
+	switch (rec->code) {
+	case LOG_BNODE_REDIRECT:
+		out[0] = rec->oldb;
+		out[1] = rec->newb;
+		return 2;
+	case LOG_BNODE_ROOT:
+		out[0] = rec->root;
+		out[1] = rec->left;
+		if (rec->count < 2)
+			return 2;
+		out[2] = rec->right;
+		return 3;
+	case LOG_BNODE_SPLIT: case LOG_BNODE_MERGE:
+		out[0] = rec->src;
+		out[1] = rec->dst;
+		return 2;
+	case LOG_BNODE_ADD: case LOG_BNODE_UPDATE:
+		out[0] = rec->parent;
+		return 1;
+	case LOG_BNODE_DEL: case LOG_BNODE_ADJUST:
+		out[0] = rec->block;
+		return 1;
+	}
+	return 0;
+}
+
 int log_format_record(const struct logrec *r, char *buf, size_t len)
 {
 	const char *n = log_code_name(r->code);
@@ -292,4 +321,19 @@ uint32_t log_block_crc(const uint8_t *blk, unsigned blocksize,
 	c = crc32c(c, zero, sizeof(zero));
 	return crc32c(c, blk + LOG_CRC_OFFSET + 4,
 		      blocksize - LOG_CRC_OFFSET - 4);
+}
+
+/* The walker's view of a decoded record (walk.c, logscan.c). */
+void log_record_info(const struct logrec *rec, unsigned offset,
+		     unsigned size, int live, struct tux3_logrec_info *info)
+{
+	uint64_t bn[3];
+	*info = (struct tux3_logrec_info){
+		.code = rec->code, .name = log_code_name(rec->code),
+		.offset = offset, .size = size, .live = live,
+	};
+	log_format_record(rec, info->text, sizeof(info->text));
+	info->nbnodes = log_record_bnodes(rec, bn);
+	for (unsigned k = 0; k < info->nbnodes; k++)
+		info->bnodes[k] = bn[k];
 }

@@ -67,11 +67,8 @@ int tux3_scan_log_raw(struct tux3_volume *vol,
 					      rec.code, off);
 				goto out;
 			}
-			struct tux3_logrec_info info = {
-				.code = rec.code, .name = log_code_name(rec.code),
-				.offset = off, .size = size, .live = 0,
-			};
-			log_format_record(&rec, info.text, sizeof(info.text));
+			struct tux3_logrec_info info;
+			log_record_info(&rec, off, size, 0, &info);
 			if (ops->logrec && (r = ops->logrec(ctx, chain, &info)) < 0)
 				goto out;
 			off += size;

@@ -24,6 +24,11 @@ struct tux3_logrec_info {
 	unsigned offset, size;
 	int live;		/* after the latest UNIFY: replayed */
 	char text[160];		/* decoded, e.g. "BALLOC count 1, block 63" */
+	/* bnode records: the blocks whose on-disk bnode image replay may
+	 * load for it (a copy of the volume needs them even when no tree
+	 * reaches them any more, e.g. the old block of a BNODE_REDIRECT) */
+	unsigned nbnodes;
+	tux3_block_t bnodes[3];
 };
 
 struct tux3_node_info {

@@ -88,16 +88,12 @@ static int walk_log(struct walk *w)
 							  &rec);
 			if (!size)
 				break;	/* checked at load */
-			struct tux3_logrec_info info = {
-				.code = rec.code,
-				.name = log_code_name(rec.code),
-				.offset = off, .size = size,
-				.live = vol->unify_index < 0 ||
+			struct tux3_logrec_info info;
+			log_record_info(&rec, off, size,
+					vol->unify_index < 0 ||
 					(int)i > vol->unify_index ||
 					((int)i == vol->unify_index &&
-					 off >= vol->unify_offset),
-			};
-			log_format_record(&rec, info.text, sizeof(info.text));
+					 off >= vol->unify_offset), &info);
 			if ((r = w->ops->logrec(w->ctx, lb->blocknr, &info)) < 0)
 				return r;
 			off += size;

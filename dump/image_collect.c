@@ -150,10 +150,6 @@ struct collect {
 	tux3_ino_t ino;
 	enum kind kind;
 	size_t lnk;		/* its symlink record */
-	/* the log block being visited, for its bnode records */
-	uint64_t logblock;
-	uint8_t *logbuf;
-	int logbuf_ok;
 };
 
 static int mark(struct collect *c, uint64_t start, uint64_t count,
@@ -182,15 +178,6 @@ static int cb_super(void *ctx, const struct tux3_super_info *sb)
 	return 0;
 }
 
-static void read_logblock(struct collect *c, uint64_t block)
-{
-	struct image *im = c->im;
-	c->logblock = block;
-	c->logbuf_ok = block < im->volblocks &&
-		pread(im->fd, c->logbuf, im->blocksize,
-		      (off_t)(block << im->blockbits)) == (ssize_t)im->blocksize;
-}
-
 static int cb_logblock(void *ctx, unsigned index, tux3_block_t block,
 		       unsigned bytes, tux3_block_t logchain)
 {
@@ -198,55 +185,28 @@ static int cb_logblock(void *ctx, unsigned index, tux3_block_t block,
 	(void)index;
 	(void)bytes;
 	(void)logchain;
-	read_logblock(c, block);
 	return mark(c, block, 1, "log block");
 }
 
-static uint64_t u48(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 6; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/* The blocks a bnode record makes replay read from disk (format.md
- * 12.2): the image it loads the first time a record names a bnode. */
+/* The blocks a bnode record makes replay read from disk: the library
+ * names them (tux3_logrec_info.bnodes), even those no tree reaches any
+ * more, like the old block of a BNODE_REDIRECT. */
 static int cb_logrec(void *ctx, tux3_block_t block,
 		     const struct tux3_logrec_info *rec)
 {
 	struct collect *c = ctx;
 	struct image *im = c->im;
-	static const struct { unsigned code, size, at[3]; } bn[] = {
-		{ 0x39, 13, { 1, 7, 0 } },	/* BNODE_REDIRECT old, new */
-		{ 0x3a, 26, { 2, 8, 14 } },	/* BNODE_ROOT root, left, right */
-		{ 0x3b, 15, { 3, 9, 0 } },	/* BNODE_SPLIT src, dst */
-		{ 0x3c, 19, { 1, 0, 0 } },	/* BNODE_ADD parent */
-		{ 0x3d, 19, { 1, 0, 0 } },	/* BNODE_UPDATE parent */
-		{ 0x3e, 13, { 1, 7, 0 } },	/* BNODE_MERGE src, dst */
-		{ 0x3f, 15, { 3, 0, 0 } },	/* BNODE_DEL bnode */
-		{ 0x40, 19, { 1, 0, 0 } },	/* BNODE_ADJUST bnode */
-	};
+	(void)block;
 	/* the live walk knows which records replay applies; the raw scan
 	 * does not (it is used alone only when the live open failed) */
 	if (c->live && !rec->live)
 		return 0;
-	if (!c->logbuf_ok || block != c->logblock ||
-	    rec->offset + rec->size > im->blocksize)
-		return 0;
-	for (unsigned i = 0; i < sizeof(bn) / sizeof(bn[0]); i++) {
-		if (bn[i].code != rec->code || bn[i].size != rec->size)
-			continue;
-		const uint8_t *r = c->logbuf + rec->offset;
-		for (unsigned k = 0; k < 3 && bn[i].at[k]; k++) {
-			if (rec->code == 0x3a && k == 2 && r[1] != 2)
-				break;	/* BNODE_ROOT with one child */
-			uint64_t b = u48(r + bn[i].at[k]);
-			if (b >= im->reserved && b < im->volblocks) {
-				int e = blkmap_set_range(&im->all, b, 1);
-				if (e)
-					return e;
-			}
+	for (unsigned k = 0; k < rec->nbnodes; k++) {
+		uint64_t b = rec->bnodes[k];
+		if (b >= im->reserved && b < im->volblocks) {
+			int e = blkmap_set_range(&im->all, b, 1);
+			if (e)
+				return e;
 		}
 	}
 	return 0;
@@ -480,11 +440,8 @@ static int walk_one(struct image *im, struct tux3_volume *vol, int live,
 		    int report)
 {
 	struct collect c = { .im = im, .vol = vol, .live = live,
-			     .report = report, .ino = TUX3_NONE,
-			     .logblock = TUX3_NONE };
+			     .report = report, .ino = TUX3_NONE };
 	int r;
-	if (!(c.logbuf = malloc(im->blocksize)))
-		return -ENOMEM;
 	if (!live) {
 		/* the walker's log visit needs the replay's log: without
 		 * replay, read the chain as it is */
@@ -492,7 +449,7 @@ static int walk_one(struct image *im, struct tux3_volume *vol, int live,
 		if (r < 0 && r != -EUCLEAN && r != -EIO && r != -ENOMEM)
 			r = 0;	/* reported through .error */
 		if (r == -ENOMEM)
-			goto out;
+			return r;
 	}
 	r = tux3_walk(vol, &walk_ops, &c);
 	if (r == -EUCLEAN)
@@ -504,8 +461,6 @@ static int walk_one(struct image *im, struct tux3_volume *vol, int live,
 				   tux3_error_text(vol, text, sizeof(text)));
 		r = 0;
 	}
-out:
-	free(c.logbuf);
 	return r;
 }
 
