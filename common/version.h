@@ -216,6 +216,18 @@ typedef uint64_t (*valloc_fn)(void *ctx);
 int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
 	       uint64_t logical, uint32_t count, valloc_fn alloc,
 	       void *ctx, uint64_t *written, int64_t birth_ns);
+/*
+ * The general form: VEXT_IN_PLACE is vext_write; VEXT_REDIRECT gives
+ * every written block a new place, the writer's old blocks going to
+ * free_fn (copy-on-write, as the commit needs); VEXT_PUNCH makes the range
+ * a hole in version *label only (written[] all 0), freeing the writer's
+ * exclusive blocks.  Frees happen only when the whole update succeeded.
+ */
+enum vext_mode { VEXT_IN_PLACE, VEXT_REDIRECT, VEXT_PUNCH };
+int vext_update(struct vtree *vt, struct vextents *x, unsigned *label,
+		uint64_t logical, uint32_t count, enum vext_mode mode,
+		valloc_fn alloc, vfree_fn free_fn, void *ctx,
+		uint64_t *written, int64_t birth_ns);
 /* A delete's plan applied to every block of the set. */
 int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		struct vextents *x, vfree_fn free_fn, void *ctx);

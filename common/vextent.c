@@ -157,11 +157,84 @@ static int rebuild_init(struct rebuild *b, const struct vextents *x,
 	return b->out ? 0 : -ENOMEM;
 }
 
-int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
-	       uint64_t logical, uint32_t count, valloc_fn alloc,
-	       void *ctx, uint64_t *written, int64_t birth_ns)
+/* Frees decided while rebuilding, applied only once the new set is in. */
+struct pending_free {
+	struct { uint64_t phys, len; } *v;
+	unsigned n, cap;
+};
+
+static int defer_free(struct pending_free *f, uint64_t phys, uint64_t len)
+{
+	if (f->n == f->cap) {
+		unsigned cap = f->cap ? f->cap * 2 : 16;
+		void *v = realloc(f->v, cap * sizeof(*f->v));
+		if (!v)
+			return -ENOMEM;
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n].phys = phys;
+	f->v[f->n++].len = len;
+	return 0;
+}
+
+/* One segment [pos, pos + len) of an update, its element list decided
+ * by velist_write (w: the writer's element, or -ENOENT). */
+static int update_segment(struct vtree *vt, struct rebuild *b,
+			  struct pending_free *f, struct velem *e, unsigned m,
+			  int w, unsigned label, enum vext_mode mode,
+			  uint64_t pos, uint64_t len, valloc_fn alloc,
+			  void *ctx, uint64_t *written)
+{
+	int err = 0;
+	uint64_t old = w >= 0 ? e[w].phys : 0;
+
+	if (mode == VEXT_PUNCH) {
+		/* the writer's element becomes a hole; one that repeats
+		 * an inherited hole goes (velist_normalize) */
+		if (old)
+			err = defer_free(f, old, len);
+		if (w >= 0)
+			e[w].phys = 0;
+		else if (velist_add(e, &m, VERSION_LABELS, label, 0) < 0)
+			return -ENOSPC;
+		velist_normalize(vt, e, &m, NULL, NULL);
+		for (unsigned k = 0; k < m && !err; k++)
+			err = emit(b, pos, len, e[k].label, e[k].phys);
+		for (uint64_t i = 0; i < len; i++)
+			written[i] = 0;
+		return err;
+	}
+	/* every other element stays, perhaps relabelled */
+	for (unsigned k = 0; k < m && !err; k++)
+		if ((int)k != w)
+			err = emit(b, pos, len, e[k].label, e[k].phys);
+	if (err)
+		return err;
+	if (old && mode == VEXT_IN_PLACE) {
+		for (uint64_t i = 0; i < len; i++)
+			written[i] = old + i;
+		return emit(b, pos, len, label, old);
+	}
+	if (old && (err = defer_free(f, old, len)))
+		return err;
+	for (uint64_t i = 0; i < len && !err; i++) {
+		uint64_t p = alloc(ctx);
+		if (!p)
+			return -ENOSPC;
+		written[i] = p;
+		err = emit(b, pos + i, 1, label, p);
+	}
+	return err;
+}
+
+int vext_update(struct vtree *vt, struct vextents *x, unsigned *label,
+		uint64_t logical, uint32_t count, enum vext_mode mode,
+		valloc_fn alloc, vfree_fn free_fn, void *ctx,
+		uint64_t *written, int64_t birth_ns)
 {
 	struct velem e[VERSION_LABELS];
+	struct pending_free f = { 0 };
 	struct rebuild b;
 	uint64_t hi = logical + count;
 	int err;
@@ -181,32 +254,29 @@ int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
 			err = w;
 			goto out;
 		}
-		/* every other element stays, perhaps relabelled */
-		for (unsigned k = 0; k < m && !err; k++)
-			if ((int)k != w)
-				err = emit(&b, pos, len, e[k].label, e[k].phys);
-		if (!err && w >= 0 && e[w].phys) {
-			err = emit(&b, pos, len, *label, e[w].phys);
-			for (uint64_t i = 0; i < len; i++)
-				written[pos - logical + i] = e[w].phys + i;
-		} else {
-			for (uint64_t i = 0; i < len && !err; i++) {
-				uint64_t p = alloc(ctx);
-				if (!p)
-					err = -ENOSPC;
-				else
-					err = emit(&b, pos + i, 1, *label, p);
-				written[pos - logical + i] = p;
-			}
-		}
+		err = update_segment(vt, &b, &f, e, m, w, *label, mode, pos,
+				     len, alloc, ctx, written + (pos - logical));
 		if (err)
 			goto out;
 		pos = end;
 	}
-	err = finish(x, &b);
+	if ((err = finish(x, &b)))
+		goto out;
+	for (unsigned i = 0; i < f.n && free_fn; i++)
+		for (uint64_t k = 0; k < f.v[i].len; k++)
+			free_fn(ctx, f.v[i].phys + k);
 out:
+	free(f.v);
 	free(b.out);
 	return err;
+}
+
+int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
+	       uint64_t logical, uint32_t count, valloc_fn alloc,
+	       void *ctx, uint64_t *written, int64_t birth_ns)
+{
+	return vext_update(vt, x, label, logical, count, VEXT_IN_PLACE, alloc,
+			   NULL, ctx, written, birth_ns);
 }
 
 int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,

@@ -478,10 +478,18 @@ static void xrun(uint64_t seed, unsigned long steps, unsigned maxsnap)
 			unsigned at = rnd(r, NLOG - len + 1);
 			unsigned label = (unsigned)vtree_find_tag(&m.vt, m.tag[k]);
 			unsigned before = label;
-			CHECK_EQ(vext_write(&m.vt, &m.x, &label, at, len, xalloc,
-					    &m, written, 0), 0);
+			enum vext_mode mode = op == 1 ? VEXT_PUNCH :
+					      op == 2 ? VEXT_REDIRECT :
+					      VEXT_IN_PLACE;
+			CHECK_EQ(vext_update(&m.vt, &m.x, &label, at, len, mode,
+					     xalloc, xfree, &m, written, 0), 0);
 			m.implicit += label != before;
 			for (unsigned i = 0; i < len; i++) {
+				if (mode == VEXT_PUNCH) {
+					CHECK_EQ(written[i], 0);
+					m.expect[k][at + i] = 0;
+					continue;
+				}
 				CHECK(written[i] && m.allocated[written[i]]);
 				m.data[written[i]] = m.nextdata;
 				m.expect[k][at + i] = m.nextdata++;
