@@ -229,14 +229,16 @@ TEST(version_fuzz)
 		run(seed, 10000, MAXSNAP - 1, 1);
 }
 
-TEST(version_fuzz_long)
+/* make fuzz-versions: TUX3_FUZZ_VERSIONS=N steps on one address set, N/10
+ * on versioned extents, instead of the ordinary cases. */
+static int fuzz_long(const char *env)
 {
-	const char *env = getenv("TUX3_FUZZ_VERSIONS");
-	if (!env)
-		SKIP("TUX3_FUZZ_VERSIONS not set (make fuzz-versions)");
 	unsigned long steps = strtoul(env, NULL, 10);
 	run(7, steps, MAXSNAP - 1, 1);
 	xrun_long(steps / 10);
+	printf("PASS version/version_fuzz_long (%lu + %lu steps)\n", steps,
+	       steps / 10);
+	return 0;
 }
 
 /* The worked example of the seed (section "Examples"): C '1003' root, B
@@ -513,5 +515,8 @@ TEST(version_extents_fuzz)
 
 int main(void)
 {
+	const char *env = getenv("TUX3_FUZZ_VERSIONS");
+	if (env)
+		return fuzz_long(env);
 	return run_tests("version");
 }
