@@ -329,9 +329,11 @@ int tux3_field_format(const struct tux3_field *f, const uint8_t *base,
 			int n = format_bytes(p, 8, false, buf, len);
 			return n + snprintf(buf + n, len > (size_t)n ?
 					    len - (size_t)n : 0, " (%s)",
-					    memcmp(p, tux3_magic_2014, 8) ?
-					    "not the 2014-05-06 magic" :
-					    "tux3 2014-05-06");
+					    !memcmp(p, tux3_magic_2014, 8) ?
+					    "tux3 2014-05-06" :
+					    !memcmp(p, tux3_magic_versions, 8) ?
+					    "tux3 with versions" :
+					    "not a Tux3 magic");
 		}
 		return snprintf(buf, len, "0x%0*" PRIx64 " (%s)",
 				(int)(2 * f->width), v, magic_name(f->width, v));

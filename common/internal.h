@@ -49,6 +49,8 @@
 #define TUX3_MAGIC_LOG	 0x10ad
 
 extern const uint8_t tux3_magic_2014[8];
+extern const uint8_t tux3_magic_versions[8];
+bool tux3_magic_ok(const uint8_t *magic);	/* either of the two */
 
 /* ---- device.c ---- */
 struct device {
@@ -561,7 +563,7 @@ int xattr_release_all(struct tux3_volume *vol, struct inode *inode);
 /* seal: how many of the newest log blocks carry our CRC (record byte 152) */
 #define SUPEREXT_CRCLOG_OFFSET		152
 #define SUPEREXT_RO_COMPAT_KNOWN	0u
-#define SUPEREXT_INCOMPAT_KNOWN		0u
+#define SUPEREXT_INCOMPAT_KNOWN		TUX3_FEATURE_INCOMPAT_VERSIONS
 
 /* The commit fields the record was sealed against, plus its sequence. */
 struct superext_seal {
@@ -711,7 +713,16 @@ struct tux3_volume {
 	 * crclog_chain carry our CRC (logwrite.c) */
 	uint32_t crclog;
 	uint64_t crclog_chain;
+	/* versions (vtable_inode.c): NULL on a volume without them */
+	struct vtree *vt;
+	struct vdelete_plan *vpending;	/* a delete to resume, or NULL */
 };
+
+/* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
+struct vtree;
+int vtable_load(struct tux3_volume *vol);
+int vtable_save(struct tux3_volume *vol, const struct vtree *vt);
+void vtable_unload(struct tux3_volume *vol);
 
 /* volume.c */
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,

@@ -43,7 +43,7 @@ int sb2_decode(const uint8_t *in, uint8_t *sb4096, char *why, size_t len)
 			 be16(t + 6));
 		return -EUCLEAN;
 	}
-	if (memcmp(in, tux3_magic_2014, 8)) {
+	if (!tux3_magic_ok(in)) {
 		snprintf(why, len, "secondary superblock at byte %u: the copy "
 			 "has no Tux3 magic", SB2_OFFSET);
 		return -EUCLEAN;
@@ -92,7 +92,7 @@ int tux3_sb2_restore(const char *path, int write, char *msg, size_t len)
 		err = 1;
 		goto out;
 	}
-	if (!memcmp(prim, tux3_magic_2014, 8)) {
+	if (tux3_magic_ok(prim)) {
 		/* a primary with its magic is the newer one (it is written
 		 * after the copy): leave it to the normal checks */
 		snprintf(msg, len, "the primary superblock has its magic; "

@@ -7,6 +7,15 @@
 #include "internal.h"
 
 const uint8_t tux3_magic_2014[8] = { 't', 'u', 'x', '3', 0x20, 0x14, 0x05, 0x06 };
+/* A volume with versions (format.md 17.4): the reference compares the
+ * eight magic bytes and nothing else, so it refuses this one. */
+const uint8_t tux3_magic_versions[8] = { 't', 'u', 'x', '3', 'v', 'e', 'r', '1' };
+
+bool tux3_magic_ok(const uint8_t *magic)
+{
+	return !memcmp(magic, tux3_magic_2014, 8) ||
+	       !memcmp(magic, tux3_magic_versions, 8);
+}
 
 struct root root_unpack(uint64_t packed)
 {
@@ -84,11 +93,11 @@ int super_check(struct tux3_volume *vol)
 	struct disksuper *sb = &vol->super;
 	int err;
 
-	if (memcmp(sb->magic, tux3_magic_2014, 8))
+	if (!tux3_magic_ok(sb->magic))
 		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
 				 TUX3_SB_OFFSET, "bad superblock magic "
 				 "%02x%02x%02x%02x%02x%02x%02x%02x (not a Tux3 "
-				 "2014-05-06 volume)", sb->magic[0],
+				 "2014-05-06 volume, nor one with versions)", sb->magic[0],
 				 sb->magic[1], sb->magic[2], sb->magic[3],
 				 sb->magic[4], sb->magic[5], sb->magic[6],
 				 sb->magic[7]);

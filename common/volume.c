@@ -247,7 +247,7 @@ static int volume_load(struct tux3_volume *vol)
 				 "small?)");
 	/* each step's warnings carry the step as their source */
 	vol->warn_source = TUX3_WARN_SUPER;
-	if (memcmp(vol->sbraw, tux3_magic_2014, 8) &&
+	if (!tux3_magic_ok(vol->sbraw) &&
 	    (err = volume_try_sb2(vol)))
 		return err;
 	super_decode(vol->sbraw, &vol->super);
@@ -270,15 +270,28 @@ static int volume_load(struct tux3_volume *vol)
 		vol->warn_source = TUX3_WARN_NOREPLAY;
 		err = volume_load_noreplay(vol);
 		vol->warn_source = TUX3_WARN_OTHER;
+		if (!err && vtable_load(vol)) {
+			/* the checker reads the table itself (pass 9) */
+			vol_warn(vol, "version table not loaded: %s",
+				 vol->error.what);
+			tux3_clear_error(vol);
+		}
 		return err;
 	}
 	vol->warn_source = TUX3_WARN_REPLAY;
 	if ((err = replay_load_log(vol)) || (err = replay_stage1(vol)) ||
 	    (err = bitmap_init(vol)) || (err = replay_stage2(vol)) ||
-	    (err = orphans_resolve(vol)))
+	    (err = orphans_resolve(vol)) || (err = vtable_load(vol)))
 		return err;
 	vol->warn_source = TUX3_WARN_OTHER;
 	vol->replayed = true;
+	if (vol->mode == TUX3_OPEN_RDWR && vol->vt)
+		/* the unversioned write path would leak the live version's
+		 * changes into its snapshots */
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,
+				 TUX3_SB_OFFSET, "the volume has versions "
+				 "(snapshots); this build writes only volumes "
+				 "without them: open it read-only");
 	if (vol->mode == TUX3_OPEN_RDWR)
 		return volume_ready_to_write(vol);
 	return 0;
@@ -424,6 +437,7 @@ void tux3_close(struct tux3_volume *vol)
 	if (vol->has_bitmap_inode)
 		inode_free(&vol->bitmap_inode);
 	atable_free(&vol->atoms);
+	vtable_unload(vol);
 	orphan_set_free(&vol->orphans);
 	orphan_set_free(&vol->log_orphans);
 	orphan_set_free(&vol->otree_deletes);

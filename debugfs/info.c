@@ -104,8 +104,11 @@ int cmd_super(struct shell *sh, int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		fputc(s.magic[i] >= 0x20 && s.magic[i] < 0x7f ? s.magic[i] :
 		      '.', o);
-	fprintf(o, "' + %02x%02x-%02x-%02x)\n", s.magic[4], s.magic[5],
-		s.magic[6], s.magic[7]);
+	if (!memcmp(s.magic + 4, "ver1", 4))
+		fprintf(o, "' + 'ver1': with versions)\n");
+	else
+		fprintf(o, "' + %02x%02x-%02x-%02x)\n", s.magic[4],
+			s.magic[5], s.magic[6], s.magic[7]);
 	fprintf(o, "%-14s %" PRIu64 "\n", "birthdate", s.birthdate);
 	fprintf(o, "%-14s 0x%" PRIx64 "\n", "flags", s.flags);
 	fprintf(o, "%-14s %u (block size %u)\n", "blockbits", s.blockbits,

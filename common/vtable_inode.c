@@ -1,0 +1,138 @@
+/*
+ * The version table's home (doc/format.md 17.2, 17.4): the data of inode
+ * 3, which the 2014 format reserves for it.  A volume has versions when
+ * its superblock carries the versions magic and its extension record the
+ * VERSIONS incompat feature; the two go together, so that the reference
+ * code, which checks only the magic, refuses the volume.
+ */
+#include <stdlib.h>
+#include "internal.h"
+#include "version.h"
+
+static bool has_versions(const struct tux3_volume *vol)
+{
+	return !memcmp(vol->super.magic, tux3_magic_versions, 8);
+}
+
+/* The magic and the feature bit must agree (checked at open, before the
+ * trees are read: a volume marked either way is versioned). */
+static int gate_check(struct tux3_volume *vol)
+{
+	bool bit = vol->ident.present &&
+		   (vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS);
+	if (bit == has_versions(vol))
+		return 0;
+	return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+			 bit ? "superblock: the extension record has the "
+			 "versions feature but the magic is the 2014 one" :
+			 "superblock: the magic says the volume has versions "
+			 "but the extension record lacks the versions "
+			 "feature (run fsck.tux3)");
+}
+
+int vtable_load(struct tux3_volume *vol)
+{
+	struct inode inode;
+	size_t done = 0, bad_at = 0;
+	int err = gate_check(vol);
+
+	if (err || !has_versions(vol))
+		return err;
+	if ((err = inode_load(vol, TUX3_VTABLE_INO, &inode)))
+		return vol_error(vol, err == -ENOENT ? -EUCLEAN : err,
+				 TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
+				 "the volume has versions but no version "
+				 "table (inode 3)");
+	size_t max = VTABLE_HEADER + (size_t)VERSION_LABELS * VTABLE_RECORD;
+	size_t len = inode.size < max ? (size_t)inode.size : max;
+	uint8_t *buf = malloc(len ? len : 1);
+	vol->vt = malloc(sizeof(*vol->vt));
+	vol->vpending = malloc(sizeof(*vol->vpending));
+	if (!buf || !vol->vt || !vol->vpending) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = inode_read(vol, &inode, buf, len, 0, &done)))
+		goto out;
+	err = vtable_decode(vol->vt, buf, done, vol->vpending, &bad_at);
+	if (err)
+		vol_error(vol, err, TUX3_NONE, TUX3_VTABLE_INO, bad_at,
+			  "version table: a field out of range or a bad "
+			  "CRC at byte %zu", bad_at);
+out:
+	free(buf);
+	inode_free(&inode);
+	if (!err && !vol->vpending->count) {
+		free(vol->vpending);
+		vol->vpending = NULL;
+	}
+	if (err)
+		vtable_unload(vol);
+	return err;
+}
+
+void vtable_unload(struct tux3_volume *vol)
+{
+	free(vol->vt);
+	free(vol->vpending);
+	vol->vt = NULL;
+	vol->vpending = NULL;
+}
+
+/* Inode 3 as the write path needs it: loaded, or made fresh. */
+static int vtable_inode(struct tux3_volume *vol, struct inode *inode)
+{
+	int err = inode_load(vol, TUX3_VTABLE_INO, inode);
+	if (err != -ENOENT)
+		return err;
+	tux3_clear_error(vol);
+	memset(inode, 0, sizeof(*inode));
+	inode->inum = TUX3_VTABLE_INO;
+	inode->present = 1u << ATTR_MODE_OWNER | 1u << ATTR_CTIME_SIZE |
+			 1u << ATTR_LINK_COUNT | 1u << ATTR_MTIME;
+	inode->nlink = 1;
+	inode->ctime = inode->mtime = vol_now(vol);
+	return 0;
+}
+
+/* Write vt as the volume's table, in the open delta; the first table
+ * also turns the gate (magic and feature bit, written by the commit). */
+int vtable_save(struct tux3_volume *vol, const struct vtree *vt)
+{
+	struct inode inode;
+	size_t size = vtable_size(vt);
+	uint8_t *buf = malloc(size);
+	int err;
+
+	if (vol->mode != TUX3_OPEN_RDWR)
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
+				 TUX3_NONE, "volume opened read-only");
+	if (!buf)
+		return -ENOMEM;
+	if (!vol->ident.present &&
+	    (err = tux3_set_identity(vol, NULL, NULL)))
+		goto out_buf;
+	vtable_encode(vt, buf);
+	if ((err = vtable_inode(vol, &inode)))
+		goto out_buf;
+	err = inode_write_data(vol, &inode, buf, size, 0, true);
+	if (!err && inode.size > size)
+		err = inode_truncate(vol, &inode, size);
+	if (!err)
+		err = inode_store(vol, &inode);
+	inode_free(&inode);
+	if (err)
+		goto out_buf;
+	if (!vol->vt && !(vol->vt = malloc(sizeof(*vol->vt)))) {
+		err = -ENOMEM;
+		goto out_buf;
+	}
+	if (vol->vt != vt)
+		memcpy(vol->vt, vt, sizeof(*vt));
+	memcpy(vol->super.magic, tux3_magic_versions, 8);
+	vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
+	vol->super_dirty = true;
+out_buf:
+	free(buf);
+	return err;
+}
