@@ -721,6 +721,11 @@ struct tux3_volume {
 /* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
 struct vtree;
 int vtable_load(struct tux3_volume *vol);
+/* At open: vtable_load, its failure a warning (the origin reads without
+ * the table; fsck pass 9 reports it); -ENOMEM only. */
+int vtable_open(struct tux3_volume *vol);
+/* The magic or the feature bit says the volume has versions. */
+bool vtable_marked(const struct tux3_volume *vol);
 int vtable_save(struct tux3_volume *vol, const struct vtree *vt);
 void vtable_unload(struct tux3_volume *vol);
 

@@ -270,22 +270,16 @@ static int volume_load(struct tux3_volume *vol)
 		vol->warn_source = TUX3_WARN_NOREPLAY;
 		err = volume_load_noreplay(vol);
 		vol->warn_source = TUX3_WARN_OTHER;
-		if (!err && vtable_load(vol)) {
-			/* the checker reads the table itself (pass 9) */
-			vol_warn(vol, "version table not loaded: %s",
-				 vol->error.what);
-			tux3_clear_error(vol);
-		}
-		return err;
+		return err ? err : vtable_open(vol);
 	}
 	vol->warn_source = TUX3_WARN_REPLAY;
 	if ((err = replay_load_log(vol)) || (err = replay_stage1(vol)) ||
 	    (err = bitmap_init(vol)) || (err = replay_stage2(vol)) ||
-	    (err = orphans_resolve(vol)) || (err = vtable_load(vol)))
+	    (err = orphans_resolve(vol)) || (err = vtable_open(vol)))
 		return err;
 	vol->warn_source = TUX3_WARN_OTHER;
 	vol->replayed = true;
-	if (vol->mode == TUX3_OPEN_RDWR && vol->vt)
+	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol))
 		/* the unversioned write path would leak the live version's
 		 * changes into its snapshots */
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,

@@ -22,7 +22,8 @@ static int gate_check(struct tux3_volume *vol)
 		   (vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS);
 	if (bit == has_versions(vol))
 		return 0;
-	return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
+	return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET +
+			 (bit ? 0 : SUPEREXT_OFFSET + 16),
 			 bit ? "superblock: the extension record has the "
 			 "versions feature but the magic is the 2014 one" :
 			 "superblock: the magic says the volume has versions "
@@ -69,6 +70,25 @@ out:
 	if (err)
 		vtable_unload(vol);
 	return err;
+}
+
+int vtable_open(struct tux3_volume *vol)
+{
+	int err = vtable_load(vol);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		vol_warn(vol, "versions: %s; snapshots cannot be read (run "
+			 "fsck.tux3)", vol->error.what);
+		tux3_clear_error(vol);
+	}
+	return 0;
+}
+
+bool vtable_marked(const struct tux3_volume *vol)
+{
+	return has_versions(vol) || (vol->ident.present &&
+		(vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS));
 }
 
 void vtable_unload(struct tux3_volume *vol)
