@@ -81,12 +81,16 @@ $(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
 $(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/mkvtable: tests/mkvtable.c common/*.h $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
+	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
 	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
 	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \

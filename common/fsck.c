@@ -21,7 +21,6 @@ struct fsck_pass {
 	int (*run)(struct fsck *f);
 };
 
-/* Pass 9 (versions) lands with snapshots: one more row. */
 static const struct fsck_pass passes[] = {
 	{ 1, "Checking the superblock", fsck_pass1 },
 	{ 2, "Checking and replaying the log", fsck_pass2 },
@@ -32,6 +31,7 @@ static const struct fsck_pass passes[] = {
 	{ 6, "Checking xattr atoms", fsck_pass6 },
 	{ 7, "Checking orphans", fsck_pass7 },
 	{ 8, "Checking free space", fsck_pass8 },
+	{ 9, "Checking versions", fsck_pass9 },
 };
 
 static void fsck_free(struct fsck *f)

@@ -53,6 +53,9 @@ enum fsck_problem_id {
 	/* pass 8 */
 	P8_LEAKED, P8_FREE_IN_USE, P8_SHARED, P8_OUTSIDE, P8_REPLAY_CONFLICT,
 	P8_COUNTMAP, P8_FREEBLOCKS, P8_USEDINODES,
+	/* pass 9 */
+	P9_GATE, P9_VTABLE_BAD, P9_VTABLE_TREE, P9_DELETE_PENDING,
+	P9_STRAY_VTABLE,
 	P_COUNT
 };
 
@@ -126,6 +129,7 @@ int fsck_pass5(struct fsck *f);
 int fsck_pass6(struct fsck *f);
 int fsck_pass7(struct fsck *f);
 int fsck_pass8(struct fsck *f);
+int fsck_pass9(struct fsck *f);
 int fsck_shield_off(struct fsck *f);
 /* Frees what the passes kept in struct fsck. */
 void fsck_inode_state_free(struct fsck *f);

@@ -195,6 +195,19 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P8_USEDINODES] = { "PASS8_USEDINODES", 8,
 		"used inode count is %" U ", should be %" U, 1,
 		"set the used inode count" },
+	/* ---- pass 9: versions ---- */
+	[P9_GATE] = { "PASS9_VERSIONS_MARK", 9,
+		"%s", 0, "mark the volume as the version table says" },
+	[P9_VTABLE_BAD] = { "PASS9_VTABLE_BAD", 9,
+		"%s", 0, NULL },
+	[P9_VTABLE_TREE] = { "PASS9_VTABLE_TREE", 9,
+		"version table: %s", 0, NULL },
+	[P9_DELETE_PENDING] = { "PASS9_DELETE_PENDING", 9,
+		"a snapshot delete was interrupted: %" U " labels are still "
+		"dying", 0, NULL },
+	[P9_STRAY_VTABLE] = { "PASS9_STRAY_VTABLE", 9,
+		"inode 3 holds a version table, but the volume has no "
+		"versions", 0, "remove inode 3" },
 	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
 };
 

@@ -58,8 +58,8 @@ int vtable_load(struct tux3_volume *vol)
 	err = vtable_decode(vol->vt, buf, done, vol->vpending, &bad_at);
 	if (err)
 		vol_error(vol, err, TUX3_NONE, TUX3_VTABLE_INO, bad_at,
-			  "version table: a field out of range or a bad "
-			  "CRC at byte %zu", bad_at);
+			  "version table (inode 3): a field out of range or "
+			  "a bad CRC at byte %zu", bad_at);
 out:
 	free(buf);
 	inode_free(&inode);

@@ -263,9 +263,9 @@ unsigned vtree_check(struct vtree *vt, vcheck_fn fn, void *ctx)
 				bad += report(fn, ctx, l, "label %u: ghost with "
 					      "tag %u", l, v->tag);
 			if (vt->nchild[l] < 2)
-				bad += report(fn, ctx, l, "label %u: ghost with "
-					      "%u children (at least 2)", l,
-					      vt->nchild[l]);
+				bad += report(fn, ctx, l, "label %u: a ghost "
+					      "with fewer than two children "
+					      "(%u)", l, vt->nchild[l]);
 		} else {
 			tagged++;
 			if (!v->tag)

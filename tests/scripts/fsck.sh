@@ -175,3 +175,21 @@ for d in tests/fsck/*/; do
 		pass "case-$n"
 	fi
 done
+
+# ---- a sound version table: pass 9 clean, reports its labels ----
+if [ -x "$build/tests/mkvtable" ]; then
+	cp "$base" "$work/v.img"
+	if "$build/tests/mkvtable" "$work/v.img" ok > "$work/out" 2>&1; then
+		"$fsck" -fnv "$work/v.img" > "$work/out" 2>&1; rc=$?
+		if [ $rc -eq 0 ] && grep -q 'Pass 9: Checking versions' "$work/out" &&
+		   grep -q 'versions: 3 labels, 0 ghosts' "$work/out"; then
+			pass versions-clean
+		else
+			fail versions-clean "exit $rc: $(tail -3 "$work/out" | tr '\n' ' ')"
+		fi
+	else
+		fail versions-clean "mkvtable: $(head -1 "$work/out")"
+	fi
+else
+	skip versions-clean "$build/tests/mkvtable not built"
+fi
