@@ -307,6 +307,26 @@ int tux3_atoms(struct tux3_volume *vol, tux3_atom_fn fn, void *ctx);
 int tux3_atom_freelist(struct tux3_volume *vol,
 		       int (*fn)(void *ctx, unsigned atom), void *ctx);
 
+/*
+ * Versions (doc/format.md 17): label 0 is the live filesystem (the
+ * origin); a volume without versions has only it.  Called in label order
+ * for every label in the tree or dying.  -EUCLEAN when the volume is
+ * marked as having versions but its table could not be loaded.
+ */
+#define TUX3_VERSION_NONE 0xffffu
+struct tux3_version_info {
+	unsigned label;
+	unsigned parent;	/* TUX3_VERSION_NONE for label 0 */
+	uint32_t tag;		/* 0: the origin, or a ghost */
+	const char *name;	/* "" for the origin and ghosts */
+	int ghost, dying;
+	int64_t birth_ns;
+	unsigned children;
+};
+typedef int (*tux3_version_fn)(void *ctx,
+			       const struct tux3_version_info *v);
+int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx);
+
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);
 tux3_ino_t tux3_orphan(const struct tux3_volume *vol, unsigned i);

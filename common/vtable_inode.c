@@ -91,6 +91,39 @@ bool vtable_marked(const struct tux3_volume *vol)
 		(vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS));
 }
 
+int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx)
+{
+	const struct vtree *vt = vol->vt;
+	if (!vt) {
+		if (vtable_marked(vol))
+			return vol_error(vol, -EUCLEAN, TUX3_NONE,
+					 TUX3_VTABLE_INO, TUX3_NONE, "the volume "
+					 "has versions but its version table "
+					 "could not be read (run fsck.tux3)");
+		struct tux3_version_info o = { .label = 0, .name = "",
+					       .parent = TUX3_VERSION_NONE };
+		return fn(ctx, &o);
+	}
+	for (unsigned l = 0; l < vt->top; l++) {
+		const struct version *v = &vt->v[l];
+		if (!v->flags)
+			continue;
+		struct tux3_version_info info = {
+			.label = l, .parent = v->parent, .tag = v->tag,
+			.name = v->name,
+			.ghost = !!(v->flags & VERSION_GHOST),
+			.dying = !!(v->flags & VERSION_DYING),
+			.birth_ns = v->birth_ns,
+			.children = v->flags & VERSION_DYING ? 0 :
+				    vt->nchild[l],
+		};
+		int err = fn(ctx, &info);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 void vtable_unload(struct tux3_volume *vol)
 {
 	free(vol->vt);

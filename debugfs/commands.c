@@ -671,14 +671,11 @@ int cmd_cd(struct shell *sh, int argc, char **argv)
 	tux3_ino_t ino;
 	if (argc > 2)
 		return sh_err(sh, "usage: cd [PATH]");
-	/* reserved: cd @TAG enters a snapshot (the snapshot issue) */
-	if (argc == 2 && argv[1][0] == '@') {
-		const struct command *c = command_find("snapshot");
-		return sh_err(sh, "cd %s: not available yet: %s (a directory "
-			      "named %s is ./%s)", argv[1],
-			      c && c->reserved ? c->reserved : "snapshots",
-			      argv[1], argv[1]);
-	}
+	/* reserved: cd @TAG enters a snapshot */
+	if (argc == 2 && argv[1][0] == '@')
+		return sh_err(sh, "cd %s: not available yet: entering a "
+			      "snapshot needs versioned file data (a directory "
+			      "named %s is ./%s)", argv[1], argv[1], argv[1]);
 	if (join_path(sh, argc == 2 ? argv[1] : "/", path, sizeof(path)))
 		return sh_err(sh, "%s: path too long", argv[1]);
 	int err = tux3_lookup_path(sh->vol, path, &ino);

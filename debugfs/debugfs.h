@@ -162,6 +162,7 @@ int cmd_ncheck(struct shell *sh, int argc, char **argv);
 int cmd_find_magic(struct shell *sh, int argc, char **argv);
 int cmd_frag(struct shell *sh, int argc, char **argv);
 int cmd_orphans(struct shell *sh, int argc, char **argv);
+int cmd_versions(struct shell *sh, int argc, char **argv);
 
 /* space.c: the allocation bitmap */
 int cmd_testb(struct shell *sh, int argc, char **argv);

@@ -7,17 +7,14 @@
  * (for commands reserved for later work) why it does not work yet.
  * Rows of a group are contiguous: 'help' prints them in this order.
  *
- * Snapshots: the group "Snapshots" holds 'snapshot', reserved for the
- * snapshot issue (versioned pointers): it reports that and fails.  The
- * other hook is 'cd @TAG' (commands.c), which reports the same; a path
- * component starting with '@' is otherwise an ordinary name.
+ * Snapshots: 'versions' and 'snapshot list' read the version table
+ * (versions.c); 'snapshot create|delete' and 'cd @TAG' (commands.c) report
+ * that they are not available yet; a path component starting with '@' is
+ * otherwise an ordinary name.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "debugfs.h"
-
-#define SNAPSHOTS "snapshots arrive with the snapshot issue (versioned " \
-	"pointers); the command is reserved for them"
 
 const struct command commands[] = {
 	/* name, aliases, group, usage, help, needs_volume, needs_write,
@@ -173,10 +170,13 @@ const struct command commands[] = {
 	{ "set_uuid", NULL, "Editing", "set_uuid UUID|random|time|clear",
 	  "set the volume UUID", 1, 1, ".", NULL, cmd_set_uuid },
 	/* ---- Snapshots (reserved) ---- */
+	{ "versions", NULL, "Snapshots", "versions",
+	  "the version tree: the live version, snapshots and ghosts", 1, 0,
+	  ".", NULL, cmd_versions },
 	{ "snapshot", "snap", "Snapshots",
-	  "snapshot create TAG | delete TAG | list",
-	  "make, remove and list snapshots (and 'cd @TAG')", 1, 0, ".",
-	  SNAPSHOTS, cmd_snapshot },
+	  "snapshot list | create TAG | delete TAG",
+	  "list snapshots (create, delete and 'cd @TAG': not yet)", 1, 0,
+	  ".", NULL, cmd_snapshot },
 	/* ---- Shell ---- */
 	{ "open", NULL, "Shell", "open [-w|-c] DEVICE",
 	  "open a volume (-w read-write, -c without log replay)", 0, 0,
@@ -220,14 +220,6 @@ int cmd_quit(struct shell *sh, int argc, char **argv)
 		return sh_err(sh, "usage: quit");
 	sh->quit = 1;
 	return 0;
-}
-
-int cmd_snapshot(struct shell *sh, int argc, char **argv)
-{
-	(void)argc;
-	const struct command *c = command_find(argv[0]);
-	return sh_err(sh, "%s: not available yet: %s", argv[0],
-		      c && c->reserved ? c->reserved : SNAPSHOTS);
 }
 
 static void help_one(struct shell *sh, const struct command *c)

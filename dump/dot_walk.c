@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "dot.h"
+#include <stdbool.h>
 #include "tux3_walk.h"
 
 #define MAX_LEVEL 64
@@ -79,6 +80,97 @@ static void root_text(char *buf, size_t len, uint64_t packed)
 		snprintf(buf, len, "depth %u, block %" PRIu64, depth, block);
 }
 
+static void add_error(struct ctx *c, int parent, const char *head,
+		      const struct tux3_error *err);
+
+/* The version tree (tux3_versions), drawn from label 0 down: parents are
+ * added before their children, whatever the label order. */
+struct vcollect {
+	struct tux3_version_info *v;
+	char (*names)[48];
+	unsigned n, cap;
+};
+
+static int collect_version(void *ctx, const struct tux3_version_info *v)
+{
+	struct vcollect *l = ctx;
+	if (v->dying)
+		return 0;
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? l->cap * 2 : 16;
+		void *a = realloc(l->v, cap * sizeof(*l->v));
+		if (!a)
+			return -ENOMEM;
+		l->v = a;
+		if (!(a = realloc(l->names, cap * sizeof(*l->names))))
+			return -ENOMEM;
+		l->names = a;
+		l->cap = cap;
+	}
+	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", v->name);
+	l->v[l->n++] = *v;
+	return 0;
+}
+
+static void add_version(struct ctx *c, const struct vcollect *l, unsigned i,
+			int parent)
+{
+	struct dot_model *m = c->m;
+	const struct tux3_version_info *v = &l->v[i];
+	int n = dot_add(m, DK_VERSION, v->label, parent, -1);
+	if (n < 0)
+		return;
+	if (!v->label)
+		dot_head(m, n, "version 0: live (the origin)%s",
+			 l->n == 1 ? ", no snapshots" : "");
+	else if (v->ghost)
+		dot_head(m, n, "version %u: ghost", v->label);
+	else
+		dot_head(m, n, "version %u: '%s' (tag %u)", v->label,
+			 l->names[i], (unsigned)v->tag);
+}
+
+static void add_versions(struct ctx *c, int sb)
+{
+	struct vcollect l = { 0 };
+	int err = tux3_versions(c->vol, collect_version, &l);
+	if (err == -ENOMEM) {
+		c->m->nomem = 1;
+	} else if (err || !l.n) {
+		struct tux3_version_info o = { .parent = TUX3_VERSION_NONE };
+		struct vcollect one = { .v = &o, .n = 1 };
+		char name[1][48] = { "" };
+		one.names = name;
+		add_version(c, &one, 0, sb);
+		if (err)
+			add_error(c, dot_find(c->m, DK_VERSION, 0), "the version "
+				  "table cannot be read", tux3_last_error(c->vol));
+		tux3_clear_error(c->vol);
+	} else {
+		/* breadth first: a label's parent is always drawn first */
+		bool *done = calloc(l.n, sizeof(*done));
+		unsigned added = 0;
+		for (unsigned round = 0; done && round <= l.n &&
+		     added < l.n; round++)
+			for (unsigned i = 0; i < l.n; i++) {
+				if (done[i])
+					continue;
+				int p = l.v[i].label ? dot_find(c->m, DK_VERSION,
+								l.v[i].parent) : sb;
+				if (p < 0)
+					continue;
+				add_version(c, &l, i, p);
+				done[i] = true;
+				added++;
+			}
+		if (!done)
+			c->m->nomem = 1;
+		free(done);
+	}
+	free(l.v);
+	free(l.names);
+}
+
 static int on_super(void *ctx, const struct tux3_super_info *sb)
 {
 	struct ctx *c = ctx;
@@ -112,10 +204,8 @@ static int on_super(void *ctx, const struct tux3_super_info *sb)
 		 sb->atomdictsize, sb->atomgen, sb->freeatom);
 	dot_head(m, s, "free blocks %s%s", dot_thousands(n2, sizeof(n2),
 		 sb->freeblocks), sb->replayed ? " (after log replay)" : "");
-	if (wants(c, DK_VERSION)) {
-		int v = dot_add(m, DK_VERSION, 0, s, -1);
-		dot_head(m, v, "version 0 (live, no snapshots)");
-	}
+	if (wants(c, DK_VERSION))
+		add_versions(c, s);
 	if (wants(c, DK_ATOMS)) {
 		c->atoms = dot_add(m, DK_ATOMS, 0, s, -1);
 		dot_head(m, c->atoms, "atom table (inode 4)");

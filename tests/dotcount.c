@@ -203,7 +203,15 @@ static int w_super(void *ctx, const struct tux3_super_info *sb)
 	(void)sb;
 	node(ctx, "sb", NULL);
 	node(ctx, "atoms", "sb");
-	node(ctx, "version", "sb");
+	return 0;
+}
+
+/* The version tree: label 0 under the superblock, the others under their
+ * parents (dying labels are not drawn). */
+static int w_version(void *ctx, const struct tux3_version_info *v)
+{
+	if (!v->dying)
+		node(ctx, "version", v->label ? "version" : "sb");
 	return 0;
 }
 
@@ -292,6 +300,8 @@ static int count_walk(const char *device)
 	if (!w)
 		return 2;
 	int r = tux3_walk(vol, &ops, w);
+	if (tux3_versions(vol, w_version, w))
+		node(w, "version", "sb");	/* the origin alone */
 	tux3_close(vol);
 	if (w->logs) {
 		add(&w->c, "edges sb log", 1);

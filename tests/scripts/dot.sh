@@ -123,6 +123,22 @@ node_attrs() {
 empty=$work/empty.img
 "$mkfs" -q "$empty" 64m || { fail mkfs "mkfs.tux3 failed"; exit 0; }
 count empty "$empty"
+# a volume with a version table: the version tree drawn node for node
+if [ -x "$build/tests/mkvtable" ]; then
+	cp "$empty" "$work/versions.img"
+	if "$build/tests/mkvtable" "$work/versions.img" ok >/dev/null 2>&1; then
+		count versions "$work/versions.img"
+		"$dot" --tree versions "$work/versions.img" > "$work/v.dot" 2>&1
+		if grep -q "version 2: 'tuesday' (tag 8)" "$work/v.dot" &&
+		   grep -q 'version_1 -> version_2' "$work/v.dot"; then
+			pass versions-tree
+		else
+			fail versions-tree "$(head -3 "$work/v.dot")"
+		fi
+	else
+		fail count/versions "mkvtable failed"
+	fi
+fi
 
 oracle=
 if [ -n "${TUX3_ORACLE_DIR:-}" ] && [ -d "$TUX3_ORACLE_DIR" ]; then
@@ -251,10 +267,10 @@ tree log "sb log" "ileaf inode dir atoms bitmap version"
 tree atoms "sb atoms" "log ileaf inode dir bitmap version"
 tree bitmap "sb bitmap" "log ileaf inode dir atoms version"
 tree versions "sb version" "log ileaf inode dir atoms bitmap"
-if grep -q 'version 0 (live, no snapshots)' "$work/t.dot"; then
+if grep -q 'version 0: live (the origin), no snapshots' "$work/t.dot"; then
 	pass tree/versions-label
 else
-	fail tree/versions-label "no \"version 0 (live, no snapshots)\""
+	fail tree/versions-label "no \"version 0: live (the origin), no snapshots\""
 fi
 
 # ---- usage ----

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Volumes with a version table (written by tests/mkvtable until the tools
+# can make snapshots):   sh tests/scripts/versions.sh BUILD
+#   versions/tree          tux3debug versions: the tree, indented, counts
+#   versions/list          snapshot list: name, tag, label, time
+#   versions/ghost, dying  a ghost and an interrupted delete shown as such
+#   versions/magic         the superblock shows the versions magic, the
+#                          extension record the VERSIONS bit
+#   versions/no-write      tux3debug -w refuses the volume (EROFS), which
+#                          stays bit-identical
+#   versions/fsck          fsck.tux3 -fn: clean, pass 9 ran
+set -u
+. "$(dirname "$0")/lib/report.sh"
+build=${1:-build}
+T=versions
+dbg=$build/tux3debug
+mkfs=$build/mkfs.tux3
+mkv=$build/tests/mkvtable
+if [ ! -x "$mkv" ] || [ ! -x "$dbg" ] || [ ! -x "$mkfs" ]; then
+	skip all "$mkv, $dbg or $mkfs not built"; exit 0
+fi
+scratch_dir
+img=$work/v.img
+"$mkfs" -q "$img" 16m && "$mkv" "$img" ok || { fail all "setup"; exit 0; }
+
+# check NAME EXPECTED COMMAND...: output equal to EXPECTED
+check() {
+	name=$1 want=$2
+	shift 2
+	got=$("$@" 2>&1)
+	if [ "$got" = "$want" ]; then pass "$name"
+	else fail "$name" "got: $(printf '%s' "$got" | tr '\n' '|')"; fi
+}
+
+check tree "label 0: live (the origin), 1 child
+  label 1: 'monday' tag 7, made 1970-01-01 00:00:00.000000001 UTC, 1 child
+    label 2: 'tuesday' tag 8, made 1970-01-01 00:00:00.000000002 UTC
+2 snapshots, 0 ghosts" "$dbg" -R versions "$img"
+check list "monday               tag 7      label 1     1970-01-01 00:00:00.000000001 UTC
+tuesday              tag 8      label 2     1970-01-01 00:00:00.000000002 UTC" \
+	"$dbg" -R "snapshot list" "$img"
+
+g=$work/g.img
+"$mkfs" -q "$g" 16m && "$mkv" "$g" ghost1
+check ghost "label 0: live (the origin), 1 child
+  label 1: ghost, made 1970-01-01 00:00:00.000000001 UTC, 1 child
+    label 2: 'tuesday' tag 8, made 1970-01-01 00:00:00.000000002 UTC
+1 snapshot, 1 ghost" "$dbg" -R versions "$g"
+d=$work/d.img
+"$mkfs" -q "$d" 16m && "$mkv" "$d" dying
+check dying "label 0: live (the origin), 1 child
+  label 1: 'monday' tag 7, made 1970-01-01 00:00:00.000000001 UTC
+dying: label 2: dying (a delete in progress)
+1 snapshot, 0 ghosts" "$dbg" -R versions "$d"
+
+if "$dbg" -R super "$img" | grep -q "^magic.*'ver1': with versions" &&
+   "$dbg" -R super "$img" | grep -q "^incompat *0x00000001"; then
+	pass magic
+else
+	fail magic "$("$dbg" -R super "$img" | grep -e magic -e incompat | tr '\n' '|')"
+fi
+
+sum=$(sha256sum < "$img")
+out=$("$dbg" -w -R "mkdir /x" "$img" 2>&1); rc=$?
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "has versions" &&
+   [ "$(sha256sum < "$img")" = "$sum" ]; then
+	pass no-write
+else
+	fail no-write "exit $rc: $out"
+fi
+
+out=$("$build/fsck.tux3" -fn "$img" 2>&1); rc=$?
+if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "Pass 9: Checking versions"; then
+	pass fsck
+else
+	fail fsck "exit $rc: $(printf '%s' "$out" | tail -2 | tr '\n' '|')"
+fi
