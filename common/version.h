@@ -236,4 +236,55 @@ int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
 unsigned vext_check(struct vtree *vt, const struct vextents *x,
 		    vcheck_fn fn, void *ctx);
 
+/*
+ * Versioned attributes (vattr.c): an inode's blob holds the attributes of
+ * every version, the head's 12-bit version field carrying the label.  One
+ * attribute kind (an xattr: one atom) is one element list; an element is
+ * an attribute, or the ABSENT marker (kind 10, payload be16 kind and be16
+ * atom), a hole: "this version and the ones below it have none".  An
+ * inode created after a snapshot is ABSENT in it by its MODE_OWNER.
+ * Label-0 attributes are written first, in the 2014 order, so an inode of
+ * a volume without versions encodes exactly as before.
+ */
+#define VATTR_ABSENT	10	/* attribute kind of the marker */
+#define VATTR_KEY(kind, atom)	((uint32_t)(kind) << 16 | (atom))
+#define VATTR_MAX	4096	/* attributes in one inode */
+
+struct vattr {
+	uint32_t key;		/* VATTR_KEY(kind, atom; 0 unless XATTR) */
+	uint16_t label;
+	bool absent;
+	uint16_t len;		/* payload bytes (an XATTR's: value only) */
+	uint8_t *data;
+};
+
+struct vattrs {
+	struct vattr *a;
+	unsigned n, cap;
+};
+
+/* Parse a blob: -EUCLEAN at the byte offset *bad_at for a head cut off,
+ * an unknown kind, a short payload or a second element of one (key,
+ * label); -ENOMEM. */
+int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
+		  unsigned *bad_at);
+/* Encode into blob (cap bytes): the size, or -ENOSPC. */
+int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap);
+void vattrs_free(struct vattrs *x);
+/* What version label reads for key: the attribute, or NULL (none, or
+ * ABSENT). */
+const struct vattr *vattrs_get(struct vtree *vt, const struct vattrs *x,
+			       unsigned label, uint32_t key);
+/* Set key's value for version *label (data NULL: make it absent), by the
+ * write rule of velist_write (*label may become an implicit child). */
+int vattrs_set(struct vtree *vt, struct vattrs *x, unsigned *label,
+	       uint32_t key, const void *data, unsigned len,
+	       int64_t birth_ns);
+/* A delete's plan applied to every key's list. */
+int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
+		  struct vattrs *x);
+/* Every key's list valid (velist_check): the number of problems. */
+unsigned vattrs_check(struct vtree *vt, const struct vattrs *x,
+		      vcheck_fn fn, void *ctx);
+
 #endif

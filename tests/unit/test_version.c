@@ -194,6 +194,7 @@ static void check_all(struct model *m)
 }
 
 static void xrun_long(unsigned long steps);
+static void arun_long(unsigned long steps);
 
 static void run(uint64_t seed, unsigned long steps, unsigned maxsnap,
 		unsigned check_every)
@@ -236,8 +237,9 @@ static int fuzz_long(const char *env)
 	unsigned long steps = strtoul(env, NULL, 10);
 	run(7, steps, MAXSNAP - 1, 1);
 	xrun_long(steps / 10);
-	printf("PASS version/version_fuzz_long (%lu + %lu steps)\n", steps,
-	       steps / 10);
+	arun_long(steps / 10);
+	printf("PASS version/version_fuzz_long (%lu pointer, %lu extent, %lu "
+	       "attribute steps)\n", steps, steps / 10, steps / 10);
 	return 0;
 }
 
@@ -511,6 +513,195 @@ TEST(version_extents_fuzz)
 {
 	for (uint64_t seed = 1; seed <= 10; seed++)
 		xrun(seed, 2000, 8);
+}
+
+/* ---- versioned attributes against a per-key model ---- */
+#define NKEY 6
+static const uint32_t akeys[NKEY] = {
+	VATTR_KEY(1, 0), VATTR_KEY(3, 0), VATTR_KEY(4, 0), VATTR_KEY(5, 0),
+	VATTR_KEY(12, 1), VATTR_KEY(12, 7),
+};
+static const unsigned alen[NKEY] = { 12, 16, 4, 8, 0, 0 };
+
+struct amodel {
+	struct vtree vt;
+	struct vattrs x;
+	uint32_t tag[MAXSNAP + 1];
+	uint32_t expect[MAXSNAP + 1][NKEY];	/* 0: none */
+	unsigned ntag;
+	uint32_t nexttag, nextval;
+	struct model rng;
+	unsigned long steps;
+};
+
+static void afail(void *ctx, unsigned label, const char *what)
+{
+	struct amodel *m = ctx;
+	fprintf(stderr, "attr step %lu: label %u: %s\n", m->steps, label,
+		what);
+	exit(1);
+}
+
+static void acheck(struct amodel *m)
+{
+	CHECK_EQ(vtree_check(&m->vt, afail, m), 0);
+	CHECK_EQ(vattrs_check(&m->vt, &m->x, afail, m), 0);
+	for (unsigned k = 0; k < m->ntag; k++) {
+		int l = vtree_find_tag(&m->vt, m->tag[k]);
+		CHECK(l >= 0);
+		for (unsigned a = 0; a < NKEY; a++) {
+			const struct vattr *v = vattrs_get(&m->vt, &m->x,
+							   (unsigned)l, akeys[a]);
+			uint32_t got = 0;
+			if (v) {
+				CHECK(v->len >= 4);
+				got = (uint32_t)v->data[0] << 24 |
+				      (uint32_t)v->data[1] << 16 |
+				      (uint32_t)v->data[2] << 8 | v->data[3];
+			}
+			if (got != m->expect[k][a]) {
+				fprintf(stderr, "attr step %lu: tag %u key %u "
+					"reads %u, expected %u\n", m->steps,
+					m->tag[k], a, got, m->expect[k][a]);
+				exit(1);
+			}
+		}
+	}
+}
+
+/* Through the disk form: encode, decode, and the same attributes. */
+static void around_trip(struct amodel *m)
+{
+	static uint8_t blob[1 << 17];
+	struct vattrs back;
+	unsigned bad;
+	int size = vattrs_encode(&m->x, blob, sizeof(blob));
+	CHECK(size >= 0);
+	CHECK_EQ(vattrs_decode(blob, (unsigned)size, &back, &bad), 0);
+	CHECK_EQ(back.n, m->x.n);
+	for (unsigned i = 0; i < back.n; i++) {
+		int j = -1;
+		for (unsigned k = 0; k < m->x.n && j < 0; k++)
+			if (m->x.a[k].key == back.a[i].key &&
+			    m->x.a[k].label == back.a[i].label)
+				j = (int)k;
+		CHECK(j >= 0);
+		CHECK_EQ(m->x.a[j].absent, back.a[i].absent);
+		CHECK_EQ(m->x.a[j].len, back.a[i].len);
+		CHECK(!back.a[i].len ||
+		      !memcmp(m->x.a[j].data, back.a[i].data, back.a[i].len));
+	}
+	vattrs_free(&m->x);
+	m->x = back;
+	/* a cut blob is refused, never read past its end */
+	if (size > 2) {
+		CHECK_EQ(vattrs_decode(blob, (unsigned)size - 1, &back, &bad),
+			 -EUCLEAN);
+	}
+}
+
+static void arun(uint64_t seed, unsigned long steps, unsigned maxsnap)
+{
+	static struct amodel m;
+	static struct vdelete_plan plan;
+	uint8_t val[40];
+
+	vattrs_free(&m.x);
+	memset(&m, 0, sizeof(m));
+	vtree_init(&m.vt);
+	m.ntag = 1;
+	m.nexttag = 1;
+	m.nextval = 1;
+	m.rng.rng = seed * 0x9e3779b97f4a7c15ull + 5;
+	struct model *r = &m.rng;
+	for (m.steps = 0; m.steps < steps; m.steps++) {
+		unsigned op = rnd(r, 8);
+		if (op == 0 && (m.ntag == 1 || (m.ntag <= maxsnap && rnd(r, 2)))) {
+			unsigned of = rnd(r, 4) == 0 ? 0 : rnd(r, m.ntag);
+			int ofl = vtree_find_tag(&m.vt, m.tag[of]);
+			CHECK(vtree_snapshot(&m.vt, (unsigned)ofl, m.nexttag,
+					     0) > 0);
+			m.tag[m.ntag] = m.nexttag++;
+			memcpy(m.expect[m.ntag], m.expect[of],
+			       sizeof(m.expect[0]));
+			m.ntag++;
+		} else if (op == 0) {
+			unsigned k = 1 + rnd(r, m.ntag - 1);
+			CHECK_EQ(vtree_delete(&m.vt, m.tag[k], &plan), 0);
+			CHECK_EQ(vattrs_delete(&m.vt, &plan, &m.x), 0);
+			vtree_delete_done(&m.vt, &plan);
+			m.ntag--;
+			m.tag[k] = m.tag[m.ntag];
+			memcpy(m.expect[k], m.expect[m.ntag],
+			       sizeof(m.expect[0]));
+		} else if (op == 1) {
+			around_trip(&m);
+		} else {
+			unsigned k = rnd(r, 4) == 0 ? 0 : rnd(r, m.ntag);
+			unsigned a = rnd(r, NKEY);
+			unsigned label = (unsigned)vtree_find_tag(&m.vt, m.tag[k]);
+			bool unset = rnd(r, 5) == 0;
+			unsigned len = alen[a] ? alen[a] : 4 + rnd(r, 30);
+			uint32_t v = m.nextval++;
+			memset(val, 0xa5, sizeof(val));
+			val[0] = (uint8_t)(v >> 24);
+			val[1] = (uint8_t)(v >> 16);
+			val[2] = (uint8_t)(v >> 8);
+			val[3] = (uint8_t)v;
+			CHECK_EQ(vattrs_set(&m.vt, &m.x, &label, akeys[a],
+					    unset ? NULL : val, unset ? 0 : len,
+					    0), 0);
+			m.expect[k][a] = unset ? 0 : v;
+		}
+		acheck(&m);
+	}
+	vattrs_free(&m.x);
+}
+
+static void arun_long(unsigned long steps)
+{
+	arun(13, steps, 12);
+}
+
+TEST(version_attrs_fuzz)
+{
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		arun(seed, 2500, 8);
+}
+
+/* A volume without versions encodes its inodes as the 2014 format does:
+ * fixed kinds ascending, then xattrs in the order they were set. */
+TEST(version_attrs_2014_order)
+{
+	static struct vtree vt;
+	struct vattrs x = { 0 };
+	unsigned label = 0;
+	uint8_t blob[256], mtime[8] = { 0 }, mode[12] = { 0 }, size[16] = { 0 };
+	vtree_init(&vt);
+	CHECK_EQ(vattrs_set(&vt, &x, &label, VATTR_KEY(12, 9), "\1\2\3", 3, 0),
+		 0);
+	CHECK_EQ(vattrs_set(&vt, &x, &label, VATTR_KEY(5, 0), mtime, 8, 0), 0);
+	CHECK_EQ(vattrs_set(&vt, &x, &label, VATTR_KEY(12, 2), "", 0, 0), 0);
+	CHECK_EQ(vattrs_set(&vt, &x, &label, VATTR_KEY(1, 0), mode, 12, 0), 0);
+	CHECK_EQ(vattrs_set(&vt, &x, &label, VATTR_KEY(3, 0), size, 16, 0), 0);
+	int n = vattrs_encode(&x, blob, sizeof(blob));
+	static const uint8_t want_heads[][2] = {
+		{ 0x10, 0x00 }, { 0x30, 0x00 }, { 0x50, 0x00 }, { 0xc0, 0x00 },
+		{ 0xc0, 0x00 },
+	};
+	unsigned off = 0;
+	for (unsigned i = 0; i < 5; i++) {
+		CHECK(!memcmp(blob + off, want_heads[i], 2));
+		unsigned kind = blob[off] >> 4;
+		off += 2 + (kind == 1 ? 12 : kind == 3 ? 16 : kind == 5 ? 8 :
+			    2 + (unsigned)(blob[off + 2] << 8 | blob[off + 3]));
+	}
+	CHECK_EQ(off, (unsigned)n);
+	/* the xattrs in the order they were set: atom 9, then atom 2 */
+	CHECK_EQ(blob[42] << 8 | blob[43], 12 << 12);
+	CHECK_EQ(blob[46] << 8 | blob[47], 9);
+	CHECK_EQ(blob[55] << 8 | blob[56], 2);
+	vattrs_free(&x);
 }
 
 int main(void)
