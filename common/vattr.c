@@ -155,7 +155,8 @@ static int put(const struct vattr *v, uint8_t *blob, unsigned cap,
 			put_be16(p, v->len);
 			p += 2;
 		}
-		memcpy(p, v->data, v->len);
+		if (v->len)
+			memcpy(p, v->data, v->len);
 	}
 	*off += need;
 	return 0;
