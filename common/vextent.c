@@ -70,8 +70,8 @@ static unsigned elements_at(const struct vextents *x, uint64_t logical,
 uint64_t vext_read(struct vtree *vt, const struct vextents *x,
 		   unsigned label, uint64_t logical)
 {
-	struct velem e[64];
-	unsigned m = elements_at(x, logical, e, 64);
+	struct velem e[VERSION_LABELS];
+	unsigned m = elements_at(x, logical, e, VERSION_LABELS);
 	int i = velist_read(vt, e, m, label);
 	return i < 0 ? 0 : e[i].phys;
 }

@@ -1,0 +1,78 @@
+/*
+ * Versioned file data (doc/format.md section 17): a file's data tree of
+ * versioned leaves (vleaf, magic 0xbe7a), read and changed per version.
+ *
+ * A file's data is either unversioned (no tree, a direct extent, or a
+ * dtree of 2014 dleaves; every version reads it as the origin, label 0)
+ * or a dtree whose every leaf is a vleaf.  vfilemap_update() converts an
+ * unversioned file the first time it changes it; vfilemap_convert() does
+ * it on demand.  A file with no data stays without a tree until its first
+ * write creates an empty vleaf root.
+ *
+ * The changes go through the write path of the 2014 format (btree_edit.c):
+ * leaves copied on write once per delta, bnodes redirected and logged,
+ * data blocks allocated (BALLOC) and unmapped blocks logged as BFREE and
+ * freed at once when this delta allocated them, else after the commit.
+ * inode->dtree may change: the caller stores the inode (inode_store)
+ * afterwards.  Nothing here touches inode->size or writes file data.
+ */
+#ifndef TUX3_VFILEMAP_H
+#define TUX3_VFILEMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "internal.h"
+#include "version.h"
+
+/* The versioned data tree's ops (leaf_magic 0xbe7a) and its write half. */
+extern const struct btree_ops vdtree_ops, vdtree_write_ops;
+
+/* Is the file's data tree made of vleaves?  (false: no tree, a direct
+ * extent, dleaves, or the tree cannot be read) */
+bool vfilemap_is_versioned(struct tux3_volume *vol,
+			   const struct inode *inode);
+
+/* The direct extent or the dleaf tree becomes a vleaf tree of label-0
+ * records holding the same mapping (each leaf copied on write, an
+ * over-full leaf split first).  No tree and a vleaf tree: nothing to do. */
+int vfilemap_convert(struct tux3_volume *vol, struct inode *inode);
+
+/* The extents version label reads in [start, end): mapped runs only
+ * (holes omitted), cut to [start, end), in logical order, .version =
+ * label, .leafblock = the leaf.  An unversioned file reads as label 0 for
+ * every version (filemap_walk, whose extents may cross start and end and
+ * include holes as physical 0).  fn's non-zero return stops the walk and
+ * is returned. */
+int vfilemap_walk(struct tux3_volume *vol, const struct inode *inode,
+		  struct vtree *vt, unsigned label, uint64_t start,
+		  uint64_t end, extent_fn fn, void *ctx);
+
+/*
+ * Write (VEXT_REDIRECT) or punch (VEXT_PUNCH) count blocks from logical in
+ * version *label, converting the file first if needed.  A write gives
+ * every block a new physical block (copy-on-write: the committed state
+ * keeps the old one); the writer's old exclusive blocks are released.
+ * written[i] (count entries) = the block the caller writes logical + i's
+ * data to (0 for a punch).  *label may become an implicit child (the
+ * writer is now it).  VEXT_IN_PLACE is refused (-EINVAL): it would
+ * overwrite blocks the committed state references.
+ * Errors: -EINVAL, -EFBIG (past 2^48 blocks), -EROFS, -ENOSPC (no data
+ * block, or more elements of one logical block than a leaf holds: 255 at
+ * 4 KiB, 31 at 512 bytes), -EUCLEAN (a damaged tree).  On an error the
+ * leaves already done stay done (written[] is valid for them).
+ */
+int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
+		    struct vtree *vt, unsigned *label, uint64_t logical,
+		    uint64_t count, enum vext_mode mode, uint64_t *written);
+
+/* Apply a delete plan (vtree_delete) to every leaf of the file, releasing
+ * the blocks it frees.  An unversioned file has nothing to do. */
+int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
+		    struct vtree *vt, const struct vdelete_plan *plan);
+
+/* vext_check over every leaf (records of each leaf: order and element
+ * lists): the number of problems, or a negative error. */
+int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
+		   struct vtree *vt, vcheck_fn fn, void *ctx);
+
+#endif
