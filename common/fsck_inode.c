@@ -56,6 +56,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "fsck_internal.h"
+#include "vfilemap.h"
+#include "vleaf.h"
 
 #define SYMLINK_MAX	4096		/* target and NUL, as PATH_MAX */
 #define MAX_RECS	(1u << 22)	/* bounds on what is kept: past */
@@ -394,6 +396,24 @@ static int dleaf_extents(struct dwalk *w, const uint8_t *leaf)
 	return 0;
 }
 
+/* A versioned leaf: every mapped record, whatever its label (each
+ * element owns its blocks). */
+static int vleaf_extents(struct dwalk *w, const uint8_t *leaf)
+{
+	for (unsigned i = 0; i < vleaf_count(leaf); i++) {
+		struct vextent x;
+		vleaf_get(leaf, i, &x);
+		if (!x.phys)
+			continue;
+		int err = extent_inside(w->p->vol, x.phys, x.count) ?
+			  w->ops->extent(w, x.logical, x.phys, x.count) :
+			  w->ops->outside(w, x.logical, x.phys, x.count);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int dw_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 		   const uint8_t *leaf, uint64_t lo, uint64_t hi)
 {
@@ -403,7 +423,8 @@ static int dw_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	dw_range(w, w->depth - 1, &l, &h);
 	int err = w->ops->node ? w->ops->node(w, blocknr, true) : 0;
 	if (!err)
-		err = dleaf_extents(w, leaf);
+		err = be16(leaf) == TUX3_MAGIC_VLEAF ? vleaf_extents(w, leaf) :
+		      dleaf_extents(w, leaf);
 	if (err)
 		w->err = err;
 	return err;
@@ -503,7 +524,17 @@ static int data_walk(struct p4 *p, tux3_ino_t inum, uint64_t packed,
 			 PRIx64 " (depth %u)", packed, r.depth);
 		return ops->bad ? ops->bad(&w, r.block, what) : 0;
 	}
-	struct btree bt = { .vol = vol, .root = r, .ops = &dtree_ops,
+	/* a tree of versioned leaves (pass 9 checks their labels) */
+	struct inode probe = { .inum = inum, .dtree = packed };
+	bool versioned = vfilemap_is_versioned(vol, &probe);
+	tux3_clear_error(vol);
+	if (versioned && !vtable_marked(vol)) {
+		snprintf(what, sizeof(what), "a versioned data tree (vleaf) on "
+			 "a volume without versions");
+		return ops->bad ? ops->bad(&w, r.block, what) : 0;
+	}
+	struct btree bt = { .vol = vol, .root = r,
+			    .ops = versioned ? &vdtree_ops : &dtree_ops,
 			    .owner = inum };
 	w.depth = (int)r.depth;
 	tux3_clear_error(vol);

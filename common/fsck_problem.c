@@ -208,6 +208,8 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P9_STRAY_VTABLE] = { "PASS9_STRAY_VTABLE", 9,
 		"inode 3 holds a version table, but the volume has no "
 		"versions", 0, "remove inode 3" },
+	[P9_ELEMENT_BAD] = { "PASS9_ELEMENT_BAD", 9,
+		"inode %" U ": versioned data: %s", 0, NULL },
 	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
 };
 

@@ -16,6 +16,75 @@
 #include <stdlib.h>
 #include "fsck_internal.h"
 #include "version.h"
+#include "vfilemap.h"
+
+/* ---- the element lists of every versioned file ---- */
+struct elements {
+	struct fsck *f;
+	tux3_ino_t inum;
+	unsigned files;
+	char last[200];		/* an element is seen at every block it
+				 * covers: report it once per file */
+};
+
+static void element_problem(void *ctx, unsigned label, const char *what)
+{
+	struct elements *e = ctx;
+	if (!strcmp(e->last, what))
+		return;
+	snprintf(e->last, sizeof(e->last), "%s", what);
+	fsck_problem(e->f, P9_ELEMENT_BAD, false,
+		     FSCK_AT(.inum = e->inum, .have = label),
+		     (uint64_t)e->inum, what);
+}
+
+static int element_inode(void *ctx, const struct tux3_stat *st,
+			 tux3_block_t leafblock, unsigned bloblen)
+{
+	struct elements *e = ctx;
+	struct tux3_volume *vol = e->f->vol;
+	struct inode inode;
+	(void)leafblock; (void)bloblen;
+	if (!st->dtree_root || inode_load(vol, st->ino, &inode)) {
+		tux3_clear_error(vol);
+		return 1;	/* pass 4 reports what does not load */
+	}
+	if (vfilemap_is_versioned(vol, &inode)) {
+		e->inum = st->ino;
+		e->last[0] = 0;
+		e->files++;
+		int r = vfilemap_check(vol, &inode, vol->vt, element_problem, e);
+		if (r == -ENOMEM) {
+			inode_free(&inode);
+			return r;
+		}
+	}
+	tux3_clear_error(vol);
+	inode_free(&inode);
+	return 1;		/* its children are not needed */
+}
+
+static int element_error(void *ctx, const struct tux3_error *err)
+{
+	(void)ctx; (void)err;
+	return 0;		/* passes 3 and 4 report damage */
+}
+
+/* EL1-EL3 of every versioned file (labels used, one element per label
+ * per block, no orphan element): vext_check over each leaf. */
+static int check_elements(struct fsck *f)
+{
+	struct tux3_walk_ops ops = { .inode = element_inode,
+				     .error = element_error };
+	struct elements e = { .f = f };
+	int err = tux3_walk(f->vol, &ops, &e);
+	tux3_clear_error(f->vol);
+	if (err == -ENOMEM)
+		return err;
+	fsck_info(f, "versions: %u versioned file%s", e.files,
+		  e.files == 1 ? "" : "s");
+	return 0;
+}
 
 struct tree_report {
 	struct fsck *f;
@@ -136,6 +205,7 @@ int fsck_pass9(struct fsck *f)
 				     (uint64_t)vol->vpending->count);
 		fsck_info(f, "versions: %u labels, %u ghosts",
 			  vol->vt->used, vol->vt->ghosts);
+		return check_elements(f);
 	}
 	return 0;
 }

@@ -716,6 +716,7 @@ struct tux3_volume {
 	/* versions (vtable_inode.c): NULL on a volume without them */
 	struct vtree *vt;
 	struct vdelete_plan *vpending;	/* a delete to resume, or NULL */
+	bool versioned_writer;		/* TUX3_OPEN_VERSIONED_WRITER */
 };
 
 /* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */

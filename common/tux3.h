@@ -67,6 +67,14 @@ enum tux3_open_mode {
 	 * anyway.
 	 */
 	TUX3_OPEN_SHARED_LOCK = 0x100,
+	/*
+	 * VERSIONED_WRITER, with TUX3_OPEN_RDWR: the caller writes a volume
+	 * with versions through the versioned layers itself (vfilemap, vattr:
+	 * the tests and tools built on them).  Without it, a read-write open
+	 * of a volume with versions fails with EROFS, because the ordinary
+	 * file operations do not know versions yet.
+	 */
+	TUX3_OPEN_VERSIONED_WRITER = 0x200,
 };
 
 struct tux3_volume;

@@ -343,7 +343,7 @@ unsigned vext_check(struct vtree *vt, const struct vextents *x,
 	for (unsigned i = 0; i < x->n; i++) {
 		uint64_t at[2] = { x->r[i].logical,
 				   x->r[i].logical + x->r[i].count - 1 };
-		for (unsigned k = 0; k < 2; k++) {
+		for (unsigned k = 0; k < (at[0] == at[1] ? 1u : 2u); k++) {
 			unsigned m = elements_at(x, at[k], e, VERSION_LABELS);
 			bad += velist_check(vt, e, m, fn, ctx);
 		}

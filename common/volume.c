@@ -279,7 +279,8 @@ static int volume_load(struct tux3_volume *vol)
 		return err;
 	vol->warn_source = TUX3_WARN_OTHER;
 	vol->replayed = true;
-	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol))
+	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol) &&
+	    !vol->versioned_writer)
 		/* the unversioned write path would leak the live version's
 		 * changes into its snapshots */
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,
@@ -354,6 +355,7 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	char devmsg[512] = "";
 	struct tux3_volume *vol;
 	bool shared = mode & TUX3_OPEN_SHARED_LOCK;
+	bool versioned_writer = mode & TUX3_OPEN_VERSIONED_WRITER;
 	int err;
 
 	*volp = NULL;
@@ -367,6 +369,7 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	if (!vol)
 		return -ENOMEM;
 	vol->mode = mode;
+	vol->versioned_writer = versioned_writer;
 	tux3_clear_error(vol);
 	err = dev_open(&vol->dev, path, write && !shared, devmsg,
 		       sizeof(devmsg));

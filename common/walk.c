@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include "internal.h"
 #include "tux3_walk.h"
+#include "vfilemap.h"
+#include "vleaf.h"
 
 struct walk {
 	struct tux3_volume *vol;
@@ -107,6 +109,8 @@ static unsigned leaf_used(const struct tux3_volume *vol, const uint8_t *leaf,
 {
 	if (magic == TUX3_MAGIC_DLEAF)
 		return DLEAF_HEADER + DLEAF_ENTRY * dleaf_count(leaf);
+	if (magic == TUX3_MAGIC_VLEAF)
+		return VLEAF_HEADER + VLEAF_RECORD * vleaf_count(leaf);
 	unsigned count = ileaf_count(leaf);
 	unsigned end = count ? be16(leaf + vol->blocksize - 2 * count) : 0;
 	return ILEAF_HEADER + end + 2 * count;
@@ -164,6 +168,7 @@ static int leaf_callback(struct walk *w, struct btree *bt, uint64_t blocknr,
 		.tree = tree_of(bt), .owner = bt->owner, .block = blocknr,
 		.level = (int)bt->root.depth - 1,
 		.count = magic == TUX3_MAGIC_DLEAF ? dleaf_count(leaf) :
+			 magic == TUX3_MAGIC_VLEAF ? vleaf_count(leaf) :
 			 ileaf_count(leaf),
 		.lo = lo, .hi = hi,
 		.replayed = overlay_find(&w->vol->overlay, blocknr, NULL) != NULL,
@@ -193,6 +198,26 @@ static int visit_dleaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	return 0;
 }
 
+/* A versioned leaf: one extent per record, .version its label (a hole
+ * element has physical 0). */
+static int visit_vleaf(void *ctx, struct btree *bt, uint64_t blocknr,
+		       const uint8_t *leaf, uint64_t lo, uint64_t hi)
+{
+	struct walk *w = ctx;
+	int r = leaf_callback(w, bt, blocknr, leaf, lo, hi);
+	if (r < 0 || !w->ops->extent)
+		return r;
+	for (unsigned i = 0; i < vleaf_count(leaf); i++) {
+		struct vextent x;
+		vleaf_get(leaf, i, &x);
+		r = w->ops->extent(w->ctx, bt->owner, x.logical, x.phys,
+				   x.count, x.label, blocknr);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int visit_attr(struct tux3_volume *vol, void *ctx,
 		      const struct attr_info *a)
 {
@@ -215,6 +240,9 @@ static int walk_inode_data(struct walk *w, struct inode *inode)
 	static const struct btree_visit dvisit = {
 		.bnode = visit_bnode, .leaf = visit_dleaf, .bad_at = visit_bad,
 	};
+	static const struct btree_visit vvisit = {
+		.bnode = visit_bnode, .leaf = visit_vleaf, .bad_at = visit_bad,
+	};
 	struct tux3_volume *vol = w->vol;
 	struct root r = root_unpack(inode->dtree);
 	int err = 0;
@@ -229,9 +257,27 @@ static int walk_inode_data(struct walk *w, struct inode *inode)
 			err = w->ops->extent(w->ctx, inode->inum, 0, r.block,
 					     r.count, 0, 0);
 	} else {
-		struct btree bt = { .vol = vol, .root = r, .ops = &dtree_ops,
+		/* a tree of versioned leaves belongs to a volume with
+		 * versions only */
+		bool versioned = vfilemap_is_versioned(vol, inode);
+		tux3_clear_error(vol);
+		struct btree bt = { .vol = vol, .root = r,
+				    .ops = versioned ? &vdtree_ops : &dtree_ops,
 				    .owner = inode->inum };
-		err = contain_root(w, &bt, btree_traverse(&bt, &dvisit, w));
+		if (versioned && !vtable_marked(vol)) {
+			struct tux3_walk_error e = {
+				.site = TUX3_SITE_ROOT, .tree = TUX3_TREE_DTREE,
+				.owner = inode->inum, .block = TUX3_NONE,
+				.parent = TUX3_NONE,
+			};
+			vol_error(vol, -EUCLEAN, r.block, inode->inum,
+				  TUX3_NONE, "inode %" PRIu64 ": a versioned "
+				  "data tree (vleaf) on a volume without "
+				  "versions", inode->inum);
+			return contain_at(w, -EUCLEAN, &e);
+		}
+		err = contain_root(w, &bt, btree_traverse(&bt, versioned ?
+							  &vvisit : &dvisit, w));
 		if (err == -EUCLEAN)
 			err = 0;	/* already reported through .bad_at */
 	}

@@ -1,11 +1,14 @@
 /*
  * mkvtable: give a test volume a version table (fsck pass 9's cases).
  *
- *   mkvtable IMAGE ok|ghost1|dying|dup-tag
+ *   mkvtable IMAGE ok|ghost1|dying|dup-tag|vfile
  *
  * ok: two snapshots, 'monday' (tag 7, of the origin) and 'tuesday' (tag 8,
  * of monday).  The others break one rule of the table on purpose: a
  * ghost with one child, a delete left half done, one tag on two labels.
+ * vfile: ok, plus /versioned, a 4-block file whose block 1 the live
+ * version rewrote after the snapshots (so monday and tuesday keep the old
+ * block by relabelling) and whose block 2 tuesday punched: a vleaf tree.
  * The volume must not have versions yet (the library writes the first
  * table of a volume only).
  */
@@ -13,6 +16,39 @@
 #include <string.h>
 #include "internal.h"
 #include "version.h"
+#include "vfilemap.h"
+
+/* /versioned: 4 blocks written unversioned, then changed per version. */
+static int versioned_file(struct tux3_volume *vol, struct vtree *vt)
+{
+	static uint8_t buf[4 << 16];
+	uint64_t written[4];
+	struct inode inode;
+	tux3_ino_t ino;
+	unsigned bs = vol->blocksize, label;
+	int err;
+
+	memset(buf, 'a', 4 * bs);
+	if ((err = tux3_create(vol, TUX3_ROOT_INO, "versioned", 9, 0644, 0, 0,
+			       &ino)) ||
+	    tux3_write(vol, ino, buf, 4 * bs, 0) != (ssize_t)(4 * bs) ||
+	    (err = inode_load(vol, ino, &inode)))
+		return err ? err : -EIO;
+	label = VERSION_ORIGIN;
+	err = vfilemap_update(vol, &inode, vt, &label, 1, 1, VEXT_REDIRECT,
+			      written);
+	memset(buf, 'b', bs);
+	if (!err)
+		err = dev_pwrite(&vol->dev, buf, bs, written[0] << vol->blockbits);
+	label = (unsigned)vtree_find_tag(vt, 8);
+	if (!err)
+		err = vfilemap_update(vol, &inode, vt, &label, 2, 1, VEXT_PUNCH,
+				      written);
+	if (!err)
+		err = inode_store(vol, &inode);
+	inode_free(&inode);
+	return err;
+}
 
 int main(int argc, char **argv)
 {
@@ -22,7 +58,8 @@ int main(int argc, char **argv)
 	char msg[512];
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: mkvtable IMAGE ok|ghost1|dying|dup-tag\n");
+		fprintf(stderr, "usage: mkvtable IMAGE "
+			"ok|ghost1|dying|dup-tag|vfile\n");
 		return 2;
 	}
 	if (tux3_open_err(argv[1], TUX3_OPEN_RDWR, &vol, msg, sizeof(msg))) {
@@ -42,6 +79,12 @@ int main(int argc, char **argv)
 		if (vtree_delete(&vt, 8, &plan))
 			return 1;
 		vtree_plan_record(&vt, &plan);
+	} else if (!strcmp(argv[2], "vfile")) {
+		if (versioned_file(vol, &vt)) {
+			fprintf(stderr, "mkvtable: %s\n",
+				tux3_error_text(vol, msg, sizeof(msg)));
+			return 1;
+		}
 	} else if (!strcmp(argv[2], "dup-tag")) {
 		vt.v[b].tag = 7;
 	} else if (strcmp(argv[2], "ok")) {

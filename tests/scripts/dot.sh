@@ -128,6 +128,9 @@ if [ -x "$build/tests/mkvtable" ]; then
 	cp "$empty" "$work/versions.img"
 	if "$build/tests/mkvtable" "$work/versions.img" ok >/dev/null 2>&1; then
 		count versions "$work/versions.img"
+		cp "$empty" "$work/vfile.img"
+		"$build/tests/mkvtable" "$work/vfile.img" vfile >/dev/null 2>&1 &&
+			count versioned-file "$work/vfile.img"
 		"$dot" --tree versions "$work/versions.img" > "$work/v.dot" 2>&1
 		if grep -q "version 2: 'tuesday' (tag 8)" "$work/v.dot" &&
 		   grep -q 'version_1 -> version_2' "$work/v.dot"; then

@@ -9,6 +9,9 @@
 #   versions/no-write      tux3debug -w refuses the volume (EROFS), which
 #                          stays bit-identical
 #   versions/fsck          fsck.tux3 -fn: clean, pass 9 ran
+#   versions/vfile-fsck    a file with versioned leaves: clean, counted
+#   versions/vfile-image   tux3image -a and -R keep it: fsck clean, the
+#                          same picture (tux3dot: every block and record)
 set -u
 . "$(dirname "$0")/lib/report.sh"
 build=${1:-build}
@@ -74,4 +77,26 @@ if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "Pass 9: Checking versions"; th
 	pass fsck
 else
 	fail fsck "exit $rc: $(printf '%s' "$out" | tail -2 | tr '\n' '|')"
+fi
+
+v=$work/vf.img
+"$mkfs" -q "$v" 16m && "$mkv" "$v" vfile || { fail vfile-fsck "setup"; exit 0; }
+out=$("$build/fsck.tux3" -fnv "$v" 2>&1); rc=$?
+if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "versions: 1 versioned file"; then
+	pass vfile-fsck
+else
+	fail vfile-fsck "exit $rc: $(printf '%s' "$out" | tail -3 | tr '\n' '|')"
+fi
+if [ -x "$build/tux3image" ]; then
+	"$build/tux3image" -a "$v" "$work/vf.t3i" >/dev/null 2>&1 &&
+	"$build/tux3image" -R "$work/vf.t3i" "$work/vf2.img" >/dev/null 2>&1
+	rc=$?
+	"$build/tux3dot" --max-nodes 100000 "$v" > "$work/a.dot" 2>&1
+	"$build/tux3dot" --max-nodes 100000 "$work/vf2.img" > "$work/b.dot" 2>&1
+	if [ $rc -eq 0 ] && "$build/fsck.tux3" -fn "$work/vf2.img" >/dev/null 2>&1 &&
+	   grep -q 'dleaf_' "$work/a.dot" && cmp -s "$work/a.dot" "$work/b.dot"; then
+		pass vfile-image
+	else
+		fail vfile-image "exit $rc, or the restored volume differs"
+	fi
 fi
