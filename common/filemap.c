@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "vfilemap.h"
 
 int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		 uint64_t start, uint64_t end, extent_fn fn, void *ctx)
@@ -13,6 +14,19 @@ int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 
 	if (!inode->dtree || start >= end)
 		return 0;
+	/* on a volume with versions, a file of versioned leaves reads as
+	 * the live version sees it (label 0, the origin) */
+	if (!r.direct && vtable_marked(vol) &&
+	    vfilemap_is_versioned(vol, inode)) {
+		if (!vol->vt)
+			return vol_error(vol, -EUCLEAN, TUX3_NONE, inode->inum,
+					 TUX3_NONE, "inode %" PRIu64 ": versioned "
+					 "data, but the version table could "
+					 "not be read", inode->inum);
+		return vfilemap_walk(vol, inode, vol->vt, VERSION_ORIGIN, start,
+				     end, fn, ctx);
+	}
+	tux3_clear_error(vol);
 	if (r.direct) {
 		struct extent x = { 0, r.block, r.count, 0, 0 };
 		return start < r.count ? fn(ctx, &x) : 0;

@@ -726,6 +726,51 @@ static int extent_line(void *ctx, uint64_t logical, tux3_block_t physical,
 	return 0;
 }
 
+/* The elements of a versioned file, as the walker gives its leaves'
+ * records: every version's, labelled.  Nothing for an unversioned file
+ * (all its extents are label 0, printed above). */
+struct labelled {
+	FILE *out;
+	unsigned n, versioned;
+	struct { uint64_t logical, physical, count; uint32_t label; } r[512];
+};
+
+static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
+			   tux3_block_t physical, uint64_t count,
+			   uint32_t version, tux3_block_t leafblock)
+{
+	struct labelled *l = ctx;
+	(void)ino; (void)leafblock;
+	l->versioned |= version != 0;
+	if (l->n < sizeof(l->r) / sizeof(l->r[0]))
+		l->r[l->n] = (typeof(l->r[0])){ logical, physical, count,
+						version };
+	l->n++;
+	return 0;
+}
+
+static void print_labelled(struct shell *sh, tux3_ino_t ino)
+{
+	static struct labelled l;
+	struct tux3_walk_ops ops = { .extent = labelled_extent };
+	memset(&l, 0, sizeof(l));
+	if (tux3_walk_inode(sh->vol, ino, &ops, &l) < 0 || !l.versioned) {
+		tux3_clear_error(sh->vol);
+		return;
+	}
+	fprintf(sh->out, "elements of every version (label 0: live):\n");
+	fprintf(sh->out, "%12s %12s %8s %7s\n", "logical", "physical",
+		"count", "label");
+	unsigned shown = l.n < 512 ? l.n : 512;
+	for (unsigned i = 0; i < shown; i++)
+		fprintf(sh->out, "%12" PRIu64 " %12" PRIu64 " %8" PRIu64
+			" %7" PRIu32 "%s\n", l.r[i].logical, l.r[i].physical,
+			l.r[i].count, l.r[i].label,
+			l.r[i].physical ? "" : "  (hole)");
+	if (l.n > shown)
+		fprintf(sh->out, "... %u more\n", l.n - shown);
+}
+
 /* extents [--json] PATH: every extent of a file's data */
 int cmd_extents(struct shell *sh, int argc, char **argv)
 {
@@ -751,6 +796,8 @@ int cmd_extents(struct shell *sh, int argc, char **argv)
 		fprintf(sh->out, "%12s %12s %8s %7s\n", "logical", "physical",
 			"count", "version");
 		err = tux3_map_extents(sh->vol, ino, extent_line, &p);
+		if (!err)
+			print_labelled(sh, ino);
 	}
 	return err < 0 ? sh_volerr(sh, argv[1], err) : 0;
 }

@@ -10,6 +10,8 @@
 #                          stays bit-identical
 #   versions/fsck          fsck.tux3 -fn: clean, pass 9 ran
 #   versions/vfile-fsck    a file with versioned leaves: clean, counted
+#   versions/vfile-read    the live version reads the file as rewritten
+#                          (cat), extents lists every version's elements
 #   versions/vfile-image   tux3image -a and -R keep it: fsck clean, the
 #                          same picture (tux3dot: every block and record)
 set -u
@@ -86,6 +88,20 @@ if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "versions: 1 versioned file"; t
 	pass vfile-fsck
 else
 	fail vfile-fsck "exit $rc: $(printf '%s' "$out" | tail -3 | tr '\n' '|')"
+fi
+"$dbg" -R "cat /versioned" "$v" > "$work/live" 2>&1
+bs=4096
+head -c $bs /dev/zero | tr '\0' a > "$work/want"
+head -c $bs /dev/zero | tr '\0' b >> "$work/want"
+head -c $((2 * bs)) /dev/zero | tr '\0' a >> "$work/want"
+ext=$("$dbg" -R "extents /versioned" "$v" 2>&1)
+if cmp -s "$work/live" "$work/want" &&
+   printf '%s\n' "$ext" | grep -q "elements of every version" &&
+   printf '%s\n' "$ext" | grep -Eq "^ +2 +0 +1 +2  \(hole\)$" &&
+   printf '%s\n' "$ext" | grep -Eq "^ +1 +[0-9]+ +1 +1$"; then
+	pass vfile-read
+else
+	fail vfile-read "$(printf '%s' "$ext" | tr '\n' '|')"
 fi
 if [ -x "$build/tux3image" ]; then
 	"$build/tux3image" -a "$v" "$work/vf.t3i" >/dev/null 2>&1 &&
