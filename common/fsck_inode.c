@@ -577,12 +577,12 @@ static int tdec_one(struct tux3_volume *vol, void *ctx,
 	struct inode *inode = d->inode;
 	const uint8_t *pl = a->payload;
 	char name[40];
-	(void)vol;
 
-	if (a->version) {
+	if (a->version || a->kind == VATTR_ABSENT) {
 		/* readers skip it (another version's attribute): dropping it
-		 * changes nothing they see */
-		if (tdec_reporting(d))
+		 * changes nothing they see, unless the volume has versions,
+		 * where it is a snapshot's (pass 9's business) */
+		if (tdec_reporting(d) && !vtable_marked(vol))
 			tdec_found(d, fsck_problem(d->p->f, P4_ATTR_VERSION,
 				true, FSCK_AT(.inum = inode->inum),
 				inode->inum, iattr_kind_name(a->kind),

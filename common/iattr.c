@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include "internal.h"
+#include "version.h"
 
 static const int fixed_size[16] = {
 	[ATTR_RDEV] = 8, [ATTR_MODE_OWNER] = 12, [ATTR_DATA_BTREE] = 8,
@@ -48,6 +49,11 @@ int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 		int fixed = fixed_size[a.kind];
 		unsigned paylen;
 
+		/* the ABSENT marker of a version (format.md 17.3a): only on
+		 * a volume with versions; readers of the live version skip
+		 * it as they skip every labelled attribute */
+		if (a.kind == VATTR_ABSENT && vtable_marked(vol))
+			fixed = 4;
 		if (fixed < 0)
 			return vol_error(vol, -EUCLEAN, inode->leafblock,
 					 inode->inum, off, "inode %" PRIu64

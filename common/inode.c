@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "internal.h"
+#include "version.h"
 
 struct decode_state {
 	struct inode *inode;
@@ -52,7 +53,7 @@ static int decode_one(struct tux3_volume *vol, void *ctx,
 	struct inode *inode = st->inode;
 	const uint8_t *p = a->payload;
 
-	if (a->version)
+	if (a->version || a->kind == VATTR_ABSENT)
 		return 0;	/* another version's attribute: not ours */
 	if (a->kind < ATTR_IDATA) {
 		if (inode->present & (1u << a->kind))
