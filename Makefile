@@ -7,7 +7,8 @@
 #   make soak       long random runs of the write-path model (SOAK=N)
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
 #   make fuzz-versions  the versioned-pointer fuzz test, 10 million steps
-#   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir
+#   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir,
+#                   the checks against e2fsck/btrfs check, version costs
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
 .DEFAULT_GOAL := all
@@ -81,6 +82,9 @@ $(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
 $(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/vbench: tests/vbench.c common/*.h $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/mkvtable: tests/mkvtable.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
@@ -91,6 +95,7 @@ $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
 	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
+	$$(if $$(wildcard tests/vbench.c),$(1)/tests/vbench) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
 	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
 	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \

@@ -242,6 +242,8 @@ static int has_tux3_magic(int fd)
 		return 0;
 	if (!memcmp(buf, magic, 8))
 		return 2;	/* this format */
+	if (!memcmp(buf, "tux3ver1", 8))
+		return 3;	/* this format, with versions (snapshots) */
 	return !memcmp(buf, magic, 4);	/* another Tux3 format date */
 }
 
@@ -589,8 +591,8 @@ int main(int argc, char **argv)
 		if (tux) {
 			char one[128];
 			snprintf(one, sizeof(one), "%sTux3 %s", n ? ", " : "",
-				 tux == 2 ? "volume" : "volume of another "
-				 "format date");
+				 tux == 2 ? "volume" : tux == 3 ? "volume with "
+				 "snapshots" : "volume of another format date");
 			if (strlen(what) + strlen(one) < sizeof(what))
 				strcat(what, one);
 			n++;

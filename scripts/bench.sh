@@ -122,3 +122,38 @@ for tree in /usr/share/doc /usr/include; do
 done
 echo "(ratios are relative to mkfs.tux3, and to fsck.tux3 for the checks: above 1"
 echo " means the tux3 tool is faster, leaner or smaller)"
+
+# ---- versions (issue 8): what the library's versioned layers cost ----
+vbench="$top/$build/tests/vbench"
+if [ -x "$vbench" ]; then
+	echo
+	echo "== versions: reading one block as the number of versions grows"
+	echo "   (chain: every snapshot of the live version, the deepest tree;"
+	echo "    bushy: snapshots of random snapshots; n elems: every version"
+	echo "    wrote the block; 1 elem: only the live version did)"
+	"$vbench" read
+	echo
+	echo "== versions: snapshot create and a one-block change, by volume size"
+	for n in 1000 10000 40000; do
+		t=$work/vt$n
+		mkdir -p "$t/d"
+		i=0
+		while [ $i -lt $((n / 100)) ]; do
+			mkdir "$t/d/$i"
+			(cd "$t/d/$i" && seq 1 100 | xargs touch)
+			i=$((i + 1))
+		done
+		head -c 1048576 /dev/urandom > "$t/big"
+		rm -f "$work/v.img"
+		truncate -s 512m "$work/v.img"
+		"$mkfs_tux3" -q -d "$t" "$work/v.img" 512m || continue
+		printf '%6s files: ' "$n"
+		"$vbench" create "$work/v.img"
+		printf '%6s files: ' "$n"
+		"$vbench" change "$work/v.img" /big
+		rm -rf "$t"
+	done
+	echo "(a snapshot writes the version table and its inode whatever the"
+	echo " volume holds; btrfs was not run here: a snapshot there needs a"
+	echo " mounted filesystem)"
+fi

@@ -1,0 +1,208 @@
+/*
+ * vbench: figures for versions (make bench; not a test).
+ *
+ *   vbench read            ns per read of one block as the number of
+ *                          versions grows to 2,000, for two tree shapes
+ *   vbench create IMAGE    one snapshot made and committed on a volume:
+ *                          time and blocks the commit allocated
+ *   vbench change IMAGE PATH
+ *                          one block of PATH rewritten in the live version
+ *                          after a snapshot: blocks allocated (metadata
+ *                          and data) by that commit
+ *
+ * create and change open the volume as a versioned writer; they change it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "internal.h"
+#include "version.h"
+#include "vfilemap.h"
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+/* n snapshots: of the origin each time (a chain n deep: the worst path)
+ * or of random snapshots (bushy).  Address A: every version wrote it (n
+ * elements); address B: only the origin's block (the common case). */
+static void read_cost(unsigned n, bool chain, double *ns_full,
+		      double *ns_one)
+{
+	static struct vtree vt;
+	static struct velem e[VERSION_LABELS], one[1];
+	unsigned m = 0, labels[2100], nl = 0;
+	vtree_init(&vt);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned of = chain || !nl ? 0 : labels[rnd(nl)];
+		int l = vtree_snapshot(&vt, of, 1000 + i, 0);
+		if (l < 0) {
+			fprintf(stderr, "vbench: snapshot %u: %d\n", i, l);
+			exit(1);
+		}
+		labels[nl++] = (unsigned)l;
+	}
+	for (unsigned i = 0; i < nl; i++)
+		e[m++] = (struct velem){ .label = (uint16_t)labels[i],
+					 .phys = 100 + i };
+	one[0] = (struct velem){ .label = 0, .phys = 7 };
+	unsigned reps = 200000, sink = 0;
+	double t = now();
+	for (unsigned r = 0; r < reps; r++)
+		sink += (unsigned)velist_read(&vt, e, m, labels[r % nl]);
+	*ns_full = (now() - t) * 1e9 / reps;
+	t = now();
+	for (unsigned r = 0; r < reps; r++)
+		sink += (unsigned)velist_read(&vt, one, 1, labels[r % nl]);
+	*ns_one = (now() - t) * 1e9 / reps;
+	if (sink == 12345)
+		puts("");
+}
+
+static int cmd_read(void)
+{
+	static const unsigned ns[] = { 1, 10, 100, 500, 1000, 2000 };
+	printf("%10s %16s %16s %16s %16s\n", "versions", "chain, n elems",
+	       "chain, 1 elem", "bushy, n elems", "bushy, 1 elem");
+	for (unsigned i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		double a, b, c, d;
+		read_cost(ns[i], true, &a, &b);
+		read_cost(ns[i], false, &c, &d);
+		printf("%10u %13.0f ns %13.0f ns %13.0f ns %13.0f ns\n", ns[i],
+		       a, b, c, d);
+	}
+	return 0;
+}
+
+/* Blocks written to the device (the superblock area counted apart). */
+struct writes {
+	unsigned bits;
+	uint64_t blocks, super;
+};
+
+static void count_write(void *ctx, uint64_t offset, size_t len)
+{
+	struct writes *w = ctx;
+	if (offset < 8192)
+		w->super++;
+	else
+		w->blocks += (len + (1u << w->bits) - 1) >> w->bits;
+}
+
+static void watch(struct tux3_volume *vol, struct writes *w)
+{
+	*w = (struct writes){ .bits = vol->blockbits };
+	vol->dev.on_write = count_write;
+	vol->dev.hook_ctx = w;
+}
+
+static struct tux3_volume *open_writer(const char *path)
+{
+	struct tux3_volume *vol;
+	char msg[512];
+	if (tux3_open_err(path, TUX3_OPEN_RDWR | TUX3_OPEN_VERSIONED_WRITER,
+			  &vol, msg, sizeof(msg))) {
+		fprintf(stderr, "vbench: %s\n", msg);
+		exit(1);
+	}
+	return vol;
+}
+
+/* A snapshot of the live version, committed: the table only. */
+static int snapshot(struct tux3_volume *vol, uint32_t tag)
+{
+	static struct vtree vt;
+	if (vol->vt)
+		memcpy(&vt, vol->vt, sizeof(vt));
+	else
+		vtree_init(&vt);
+	int l = vtree_snapshot(&vt, 0, tag, 0);
+	if (l < 0 || vtable_save(vol, &vt))
+		return -1;
+	return tux3_sync(vol);
+}
+
+static int cmd_create(const char *path)
+{
+	struct tux3_volume *vol = open_writer(path);
+	struct writes w;
+	watch(vol, &w);
+	double t = now();
+	if (snapshot(vol, 77)) {
+		fprintf(stderr, "vbench: snapshot failed\n");
+		return 1;
+	}
+	t = now() - t;
+	printf("snapshot create on %" PRIu64 " inodes: %.3f ms, %" PRIu64
+	       " blocks written by its commit (+ the superblock)\n",
+	       vol->super.usedinodes, t * 1e3, w.blocks);
+	return tux3_umount(vol) ? 1 : 0;
+}
+
+static int cmd_change(const char *path, const char *file)
+{
+	struct tux3_volume *vol = open_writer(path);
+	struct inode inode;
+	tux3_ino_t ino;
+	uint64_t written;
+	unsigned label = VERSION_ORIGIN;
+	if (snapshot(vol, 78) || tux3_lookup_path(vol, file, &ino) ||
+	    inode_load(vol, ino, &inode)) {
+		fprintf(stderr, "vbench: %s: cannot set up\n", file);
+		return 1;
+	}
+	struct writes w;
+	watch(vol, &w);
+	/* first change: the file's tree becomes versioned leaves */
+	if (vfilemap_update(vol, &inode, vol->vt, &label, 0, 1, VEXT_REDIRECT,
+			    &written) || inode_store(vol, &inode) ||
+	    tux3_sync(vol)) {
+		fprintf(stderr, "vbench: change failed\n");
+		return 1;
+	}
+	uint64_t first = w.blocks;
+	watch(vol, &w);
+	inode_free(&inode);
+	if (inode_load(vol, ino, &inode) ||
+	    vfilemap_update(vol, &inode, vol->vt, &label, 1, 1, VEXT_REDIRECT,
+			    &written) || inode_store(vol, &inode) ||
+	    tux3_sync(vol)) {
+		fprintf(stderr, "vbench: change failed\n");
+		return 1;
+	}
+	uint64_t second = w.blocks;
+	inode_free(&inode);
+	printf("one block rewritten after a snapshot: %" PRIu64 " blocks "
+	       "written by the commit (the first change of the file: its map "
+	       "becomes versioned leaves), %" PRIu64 " for the next one-block "
+	       "change, the data block included (+ the superblock)\n",
+	       first, second);
+	return tux3_umount(vol) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "read"))
+		return cmd_read();
+	if (argc == 3 && !strcmp(argv[1], "create"))
+		return cmd_create(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "change"))
+		return cmd_change(argv[2], argv[3]);
+	fprintf(stderr, "usage: vbench read | create IMAGE | change IMAGE "
+		"PATH\n");
+	return 2;
+}
