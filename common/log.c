@@ -161,30 +161,19 @@ unsigned log_record_blocks(const struct logrec *rec, uint64_t out[4],
 
 unsigned log_record_bnodes(const struct logrec *rec, uint64_t out[3])
 {
-	switch (rec->code) {
-	case LOG_BNODE_REDIRECT:
-		out[0] = rec->oldb;
-		out[1] = rec->newb;
-		return 2;
-	case LOG_BNODE_ROOT:
-		out[0] = rec->root;
-		out[1] = rec->left;
-		if (rec->count < 2)
-			return 2;
-		out[2] = rec->right;
-		return 3;
-	case LOG_BNODE_SPLIT: case LOG_BNODE_MERGE:
-		out[0] = rec->src;
-		out[1] = rec->dst;
-		return 2;
-	case LOG_BNODE_ADD: case LOG_BNODE_UPDATE:
-		out[0] = rec->parent;
-		return 1;
-	case LOG_BNODE_DEL: case LOG_BNODE_ADJUST:
-		out[0] = rec->block;
-		return 1;
-	}
-	return 0;
+	uint64_t b[4];
+	uint32_t count;
+	unsigned n;
+
+	if (rec->code < LOG_BNODE_REDIRECT || rec->code > LOG_BNODE_ADJUST)
+		return 0;
+	n = log_record_blocks(rec, b, &count);
+	/* ADD and UPDATE name a child too, which replay does not load */
+	if (rec->code == LOG_BNODE_ADD || rec->code == LOG_BNODE_UPDATE)
+		n = 1;
+	for (unsigned i = 0; i < n && i < 3; i++)
+		out[i] = b[i];
+	return n < 3 ? n : 3;
 }
 
 int log_format_record(const struct logrec *r, char *buf, size_t len)

@@ -412,24 +412,27 @@ static int walk_atoms_bitmap(struct walk *w)
 	return r < 0 ? r : walk_bitmap(w);
 }
 
-int tux3_walk_atoms(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
-		    void *ctx)
+/* One table of the volume alone (the atoms or the bitmap). */
+static int walk_table(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		      void *ctx, int (*part)(struct walk *w))
 {
 	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
 			  .inum = TUX3_NONE };
 	tux3_clear_error(vol);
-	int r = walk_atoms(&w);
+	int r = part(&w);
 	return r < 0 ? r : w.bad ? -EUCLEAN : 0;
+}
+
+int tux3_walk_atoms(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		    void *ctx)
+{
+	return walk_table(vol, ops, ctx, walk_atoms);
 }
 
 int tux3_walk_bitmap(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 		     void *ctx)
 {
-	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
-			  .inum = TUX3_NONE };
-	tux3_clear_error(vol);
-	int r = walk_bitmap(&w);
-	return r < 0 ? r : w.bad ? -EUCLEAN : 0;
+	return walk_table(vol, ops, ctx, walk_bitmap);
 }
 
 int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
