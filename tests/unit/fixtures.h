@@ -15,6 +15,8 @@
  *       read-only) in $TUX3_SCRATCH, removed at exit
  *   scratch_image(buf, len)
  *       a crafted image written to $TUX3_SCRATCH, removed at exit
+ *   scratch_volume(bits, bytes, compat)
+ *       a fresh volume made by tux3_mkfs in the scratch file
  *
  * scratch_copy and scratch_image share one scratch file: each call
  * replaces the previous one.
@@ -135,6 +137,22 @@ static inline int scratch_create(void)
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	return fd;
+}
+
+/* A fresh volume of bytes in the scratch file, made by tux3_mkfs (every
+ * timestamp 1 ns, extension features compat). */
+static inline const char *scratch_volume(unsigned bits, uint64_t bytes,
+					 uint32_t compat)
+{
+	int fd = scratch_create();
+	CHECK(ftruncate(fd, (off_t)bytes) == 0);
+	close(fd);
+	struct tux3_mkfs_params p = { .blockbits = bits,
+				      .volblocks = bytes >> bits,
+				      .time_ns = 1, .compat = compat };
+	char err[300];
+	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
+	return scratch_path();
 }
 
 static inline const char *scratch_image(const void *buf, size_t len)

@@ -10,16 +10,7 @@
 
 static const char *fresh_volume(unsigned bits)
 {
-	int fd = scratch_create();
-	CHECK(ftruncate(fd, 16 << 20) == 0);
-	close(fd);
-	struct tux3_mkfs_params p = { .blockbits = bits,
-				      .volblocks = (16 << 20) >> bits,
-				      .time_ns = 1,
-				      .compat = TUX3_FEATURE_COMPAT_DEFAULT };
-	char err[300];
-	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
-	return scratch_path();
+	return scratch_volume(bits, 16 << 20, TUX3_FEATURE_COMPAT_DEFAULT);
 }
 
 static struct tux3_volume *open_mode(const char *path,

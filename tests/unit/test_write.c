@@ -49,15 +49,7 @@ static unsigned rnd(unsigned n)
 
 static const char *make_volume(unsigned bits, uint64_t bytes)
 {
-	int fd = scratch_create();
-	CHECK(ftruncate(fd, (off_t)bytes) == 0);
-	close(fd);
-	struct tux3_mkfs_params p = { .blockbits = bits,
-				      .volblocks = bytes >> bits,
-				      .time_ns = 1 };
-	char err[300];
-	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
-	return scratch_path();
+	return scratch_volume(bits, bytes, 0);
 }
 
 /*
