@@ -729,6 +729,18 @@ int vtable_open(struct tux3_volume *vol);
 bool vtable_marked(const struct tux3_volume *vol);
 int vtable_save(struct tux3_volume *vol, const struct vtree *vt);
 void vtable_unload(struct tux3_volume *vol);
+/* version_ops.c: snapshots on a volume opened RDWR with
+ * TUX3_OPEN_VERSIONED_WRITER.  create: a snapshot named name of the
+ * live version (of NULL) or of the snapshot named of.  delete: the plan
+ * recorded and committed (begin), every versioned file's lists processed,
+ * the labels freed and committed; resume finishes a recorded plan. */
+struct vdelete_plan;
+int version_create(struct tux3_volume *vol, const char *name,
+		   const char *of, uint32_t *tag);
+int version_delete(struct tux3_volume *vol, const char *name);
+int version_delete_begin(struct tux3_volume *vol, const char *name,
+			 struct vdelete_plan *plan);
+int version_delete_resume(struct tux3_volume *vol);
 
 /* volume.c */
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,

@@ -287,8 +287,14 @@ static int volume_load(struct tux3_volume *vol)
 				 TUX3_SB_OFFSET, "the volume has versions "
 				 "(snapshots); this build writes only volumes "
 				 "without them: open it read-only");
-	if (vol->mode == TUX3_OPEN_RDWR)
-		return volume_ready_to_write(vol);
+	if (vol->mode == TUX3_OPEN_RDWR) {
+		int err = volume_ready_to_write(vol);
+		/* a snapshot delete a crash interrupted is finished by the
+		 * next writer of versions */
+		if (!err && vol->vpending && vol->versioned_writer)
+			err = version_delete_resume(vol);
+		return err;
+	}
 	return 0;
 }
 

@@ -1,0 +1,216 @@
+/*
+ * Snapshot create and delete on a volume (doc/format.md 17.1): the tree
+ * edit of vtree.c, made durable in the version table, and for a delete
+ * the plan applied to every versioned file.
+ *
+ * A delete is two commits.  The first records the plan in the table (the
+ * removed labels DYING, with their heirs): from then on the delete is
+ * certain.  Then every file's element lists are processed and the second
+ * commit frees the labels.  A crash in between leaves the plan in the
+ * table; the next open by a writer of versions finishes it (processing a
+ * list twice changes nothing the second time: the dying labels' elements
+ * are gone after the first).  Read-only opens and fsck see it pending.
+ *
+ * Attributes are not versioned in inodes yet (vattr.c is not wired into
+ * inode_load/inode_store), so only file data takes part.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "tux3_walk.h"
+#include "version.h"
+#include "vfilemap.h"
+
+/* Every entry starts with a clean error and checks the open. */
+static int writer(struct tux3_volume *vol)
+{
+	tux3_clear_error(vol);
+	if (vol->mode != TUX3_OPEN_RDWR || !vol->versioned_writer)
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
+				 TUX3_NONE, "snapshots need a read-write open "
+				 "as a writer of versions");
+	return 0;
+}
+
+/* The table to edit: the volume's, or a fresh one (origin only). */
+static struct vtree *table_copy(struct tux3_volume *vol)
+{
+	struct vtree *vt = malloc(sizeof(*vt));
+	if (!vt)
+		return NULL;
+	if (vol->vt)
+		memcpy(vt, vol->vt, sizeof(*vt));
+	else
+		vtree_init(vt);
+	return vt;
+}
+
+int version_create(struct tux3_volume *vol, const char *name,
+		   const char *of, uint32_t *tagp)
+{
+	int err = writer(vol);
+	if (err)
+		return err;
+	if (!name || !*name || strlen(name) > VERSION_NAME_MAX)
+		return vol_error(vol, -EINVAL, TUX3_NONE, TUX3_VTABLE_INO,
+				 TUX3_NONE, "a snapshot name has 1 to %d bytes",
+				 VERSION_NAME_MAX);
+	struct vtree *vt = table_copy(vol);
+	if (!vt)
+		return -ENOMEM;
+	int parent = VERSION_ORIGIN;
+	uint32_t tag = 1;
+	for (unsigned l = 1; l < vt->top; l++) {
+		if (!(vt->v[l].flags & VERSION_USED) || vtree_ghost(vt, l))
+			continue;
+		if (!strcmp(vt->v[l].name, name))
+			err = -EEXIST;
+		if (of && !strcmp(vt->v[l].name, of))
+			parent = (int)l;
+		if (vt->v[l].tag >= tag)
+			tag = vt->v[l].tag + 1;
+	}
+	if (!err && of && parent == VERSION_ORIGIN)
+		err = -ENOENT;
+	int l = err ? err : vtree_snapshot(vt, (unsigned)parent, tag,
+					   vol_now(vol));
+	if (l >= 0) {
+		snprintf(vt->v[l].name, sizeof(vt->v[l].name), "%s", name);
+		err = vtable_save(vol, vt);
+		if (!err && tagp)
+			*tagp = tag;
+	} else {
+		err = vol_error(vol, l, TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
+				"snapshot %s: %s", name, l == -EEXIST ?
+				"the name is in use" : l == -ENOENT ?
+				"no snapshot to take it of" : l == -ENOSPC ?
+				"no free label (4,096 in use)" : strerror(-l));
+	}
+	free(vt);
+	return err;
+}
+
+struct files {
+	tux3_ino_t *ino;
+	size_t n, cap;
+};
+
+static int collect_file(void *ctx, const struct tux3_stat *st,
+			tux3_block_t leafblock, unsigned bloblen)
+{
+	struct files *f = ctx;
+	(void)leafblock; (void)bloblen;
+	if (st->dtree_root && !(st->dtree_root >> 63)) {
+		if (f->n == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 64;
+			void *p = realloc(f->ino, cap * sizeof(*f->ino));
+			if (!p)
+				return -ENOMEM;
+			f->ino = p;
+			f->cap = cap;
+		}
+		f->ino[f->n++] = st->ino;
+	}
+	return 1;	/* the inode's children are not needed */
+}
+
+/* The plan applied to every file whose data is versioned. */
+static int apply_plan(struct tux3_volume *vol, const struct vdelete_plan *plan)
+{
+	struct tux3_walk_ops ops = { .inode = collect_file };
+	struct files f = { 0 };
+	int err = tux3_walk(vol, &ops, &f);
+	if (err == -EUCLEAN)
+		err = vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				"the volume has damage: run fsck.tux3 before "
+				"deleting a snapshot");
+	for (size_t i = 0; i < f.n && !err; i++) {
+		struct inode inode;
+		if ((err = inode_load(vol, f.ino[i], &inode)))
+			break;
+		if (vfilemap_is_versioned(vol, &inode)) {
+			err = vfilemap_delete(vol, &inode, vol->vt, plan);
+			if (!err)
+				err = inode_store(vol, &inode);
+		}
+		inode_free(&inode);
+	}
+	free(f.ino);
+	return err;
+}
+
+/* Phase 2: the lists, then the labels freed, committed. */
+static int delete_finish(struct tux3_volume *vol,
+			 const struct vdelete_plan *plan)
+{
+	int err = apply_plan(vol, plan);
+	if (err)
+		return err;
+	struct vtree *vt = table_copy(vol);
+	if (!vt)
+		return -ENOMEM;
+	vtree_delete_done(vt, plan);
+	err = vtable_save(vol, vt);
+	free(vt);
+	if (!err)
+		err = tux3_sync(vol);
+	if (!err) {
+		free(vol->vpending);
+		vol->vpending = NULL;
+	}
+	return err;
+}
+
+int version_delete_begin(struct tux3_volume *vol, const char *name,
+			 struct vdelete_plan *plan)
+{
+	int err = writer(vol);
+	if (err)
+		return err;
+	if (!vol->vt || vol->vpending)
+		return vol_error(vol, vol->vt ? -EBUSY : -ENOENT, TUX3_NONE,
+				 TUX3_VTABLE_INO, TUX3_NONE, vol->vt ?
+				 "a delete is still pending" :
+				 "the volume has no snapshots");
+	struct vtree *vt = table_copy(vol);
+	if (!vt)
+		return -ENOMEM;
+	uint32_t tag = 0;
+	for (unsigned l = 1; l < vt->top && !tag; l++)
+		if ((vt->v[l].flags & VERSION_USED) && !vtree_ghost(vt, l) &&
+		    !strcmp(vt->v[l].name, name))
+			tag = vt->v[l].tag;
+	err = tag ? vtree_delete(vt, tag, plan) : -ENOENT;
+	if (!err) {
+		vtree_plan_record(vt, plan);
+		err = vtable_save(vol, vt);
+	} else {
+		vol_error(vol, err, TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
+			  "snapshot %s: %s", name, err == -ENOENT ?
+			  "no such snapshot" : strerror(-err));
+	}
+	free(vt);
+	/* the plan is durable before any list changes */
+	return err ? err : tux3_sync(vol);
+}
+
+int version_delete(struct tux3_volume *vol, const char *name)
+{
+	struct vdelete_plan *plan = malloc(sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
+	int err = version_delete_begin(vol, name, plan);
+	if (!err)
+		err = delete_finish(vol, plan);
+	free(plan);
+	return err;
+}
+
+int version_delete_resume(struct tux3_volume *vol)
+{
+	if (!vol->vpending)
+		return 0;
+	int err = writer(vol);
+	return err ? err : delete_finish(vol, vol->vpending);
+}
