@@ -198,14 +198,15 @@ int fsck_pass9(struct fsck *f)
 	}
 	if (table == 1) {
 		struct tree_report r = { f };
-		vtree_check(vol->vt, tree_problem, &r);
+		unsigned tree_bad = vtree_check(vol->vt, tree_problem, &r);
 		if (vol->vpending && vol->vpending->count)
 			fsck_problem(f, P9_DELETE_PENDING, false,
 				     FSCK_AT(.inum = TUX3_VTABLE_INO),
 				     (uint64_t)vol->vpending->count);
 		fsck_info(f, "versions: %u labels, %u ghosts",
 			  vol->vt->used, vol->vt->ghosts);
-		return check_elements(f);
+		/* the element rules need a sound tree */
+		return tree_bad ? 0 : check_elements(f);
 	}
 	return 0;
 }

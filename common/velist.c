@@ -46,10 +46,12 @@ int velist_read(struct vtree *vt, const struct velem *e, unsigned n,
 }
 
 /* Non-ghost versions below label (not label itself) that inherit what
- * label reads: children without an element of their own, recursively. */
+ * label reads: children without an element of their own, recursively.
+ * A table read from disk may hold a cycle (fsck reports it): the visit
+ * stops after as many labels as there can be, so it always ends. */
 static unsigned heirs_below(struct vtree *vt, unsigned label)
 {
-	unsigned count = 0, sp = 0;
+	unsigned count = 0, sp = 0, pushed = 1;
 	vt->stack[sp++] = (uint16_t)label;
 	while (sp) {
 		unsigned l = vt->stack[--sp];
@@ -58,6 +60,8 @@ static unsigned heirs_below(struct vtree *vt, unsigned label)
 			if (vt->slot[c])
 				continue;
 			count += !vtree_ghost(vt, c);
+			if (pushed++ >= VERSION_LABELS || sp >= VERSION_LABELS)
+				return count;
 			vt->stack[sp++] = (uint16_t)c;
 		}
 	}

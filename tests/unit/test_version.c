@@ -704,6 +704,26 @@ TEST(version_attrs_2014_order)
 	vattrs_free(&x);
 }
 
+/* A table read from disk with a cycle (1 -> 2 -> 1): reported, and the
+ * list rules still end. */
+TEST(version_cycle_terminates)
+{
+	static struct vtree vt;
+	vtree_init(&vt);
+	vt.v[1] = (struct version){ .parent = 2, .flags = VERSION_USED |
+				    VERSION_GHOST };
+	vt.v[2] = (struct version){ .parent = 1, .flags = VERSION_USED |
+				    VERSION_GHOST };
+	vt.top = 3;
+	vt.used = 3;
+	CHECK_EQ(vtree_derive(&vt), -EUCLEAN);
+	CHECK(vtree_check(&vt, NULL, NULL) >= 2);
+	struct velem e[2] = { { 1, 5 }, { 0, 6 } };
+	CHECK(velist_heirs(&vt, e, 2, 0) <= VERSION_LABELS);
+	(void)velist_check(&vt, e, 2, NULL, NULL);
+	CHECK_EQ(velist_read(&vt, e, 2, 2), 0);	/* nearest: label 1 */
+}
+
 int main(void)
 {
 	const char *env = getenv("TUX3_FUZZ_VERSIONS");
