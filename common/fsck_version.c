@@ -124,19 +124,7 @@ static int read_table(struct tux3_volume *vol, char *why, size_t len)
 		return err == -ENOMEM ? err : -EUCLEAN;
 	}
 	inode_free(&inode);
-	/* vtable_load decodes it, marks aside */
-	uint8_t magic[8];
-	uint32_t incompat = vol->ident.incompat;
-	memcpy(magic, vol->super.magic, 8);
-	memcpy(vol->super.magic, tux3_magic_versions, 8);
-	vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
-	bool present = vol->ident.present;
-	vol->ident.present = true;
-	vtable_unload(vol);
-	err = vtable_load(vol);
-	memcpy(vol->super.magic, magic, 8);
-	vol->ident.incompat = incompat;
-	vol->ident.present = present;
+	err = vtable_read(vol);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {

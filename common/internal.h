@@ -722,6 +722,7 @@ struct tux3_volume {
 /* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
 struct vtree;
 int vtable_load(struct tux3_volume *vol);
+int vtable_read(struct tux3_volume *vol);	/* without the marks' check */
 /* At open: vtable_load, its failure a warning (the origin reads without
  * the table; fsck pass 9 reports it); -ENOMEM only. */
 int vtable_open(struct tux3_volume *vol);

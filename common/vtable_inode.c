@@ -33,12 +33,19 @@ static int gate_check(struct tux3_volume *vol)
 
 int vtable_load(struct tux3_volume *vol)
 {
+	int err = gate_check(vol);
+	return err || !has_versions(vol) ? err : vtable_read(vol);
+}
+
+/* Inode 3's table into vol->vt (and a pending delete into vol->vpending),
+ * whatever the marks say (fsck pass 9 compares them). */
+int vtable_read(struct tux3_volume *vol)
+{
 	struct inode inode;
 	size_t done = 0, bad_at = 0;
-	int err = gate_check(vol);
+	int err;
 
-	if (err || !has_versions(vol))
-		return err;
+	vtable_unload(vol);
 	if ((err = inode_load(vol, TUX3_VTABLE_INO, &inode)))
 		return vol_error(vol, err == -ENOENT ? -EUCLEAN : err,
 				 TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
