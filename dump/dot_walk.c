@@ -82,6 +82,9 @@ static void root_text(char *buf, size_t len, uint64_t packed)
 
 static void add_error(struct ctx *c, int parent, const char *head,
 		      const struct tux3_error *err);
+static int on_site_error(void *ctx, const struct tux3_walk_error *e);
+/* the node of one file's versioned data, among the version nodes */
+#define VERSION_FILE_ID	(1ull << 32)
 
 /* The version tree (tux3_versions), drawn from label 0 down: parents are
  * added before their children, whatever the label order. */
@@ -157,7 +160,7 @@ static void add_versions(struct ctx *c, int sb)
 					continue;
 				int p = l.v[i].label ? dot_find(c->m, DK_VERSION,
 								l.v[i].parent) : sb;
-				if (p < 0)
+				if (p < 0 && l.v[i].label)
 					continue;
 				add_version(c, &l, i, p);
 				done[i] = true;
@@ -169,6 +172,50 @@ static void add_versions(struct ctx *c, int sb)
 	}
 	free(l.v);
 	free(l.names);
+}
+
+/*
+ * --tree versions with --inode/--path: the version tree, and under it the
+ * file's elements per logical block: every record of its data, whose
+ * label says which version owns it (a 2014 file's extents are all the
+ * live version's, label 0).
+ */
+static int file_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
+		       tux3_block_t physical, uint64_t count, uint32_t version,
+		       tux3_block_t leafblock)
+{
+	struct ctx *c = ctx;
+	int n = dot_find(c->m, DK_VERSION, VERSION_FILE_ID + ino);
+	(void)leafblock;
+	if (n < 0)
+		return 0;
+	if (physical)
+		dot_line(c->m, n, "blocks %" PRIu64 "-%" PRIu64 ": version %"
+			 PRIu32 " -> %" PRIu64 "-%" PRIu64, logical,
+			 logical + count - 1, version, physical,
+			 physical + count - 1);
+	else
+		dot_line(c->m, n, "blocks %" PRIu64 "-%" PRIu64 ": version %"
+			 PRIu32 " -> hole", logical, logical + count - 1,
+			 version);
+	return c->m->nomem ? -ENOMEM : 0;
+}
+
+static int file_versions(struct ctx *c)
+{
+	struct tux3_walk_ops ops = { .extent = file_extent,
+				     .error = NULL };
+	add_versions(c, -1);
+	int top = dot_find(c->m, DK_VERSION, 0);
+	int n = dot_add(c->m, DK_VERSION, VERSION_FILE_ID + c->o->inode, top,
+			-1);
+	if (n < 0)
+		return -ENOMEM;
+	dot_head(c->m, n, "inode %" PRIu64 ": its data by version",
+		 c->o->inode);
+	dot_more_what(c->m, n, "records");
+	ops.site_error = on_site_error;
+	return tux3_walk_inode(c->vol, c->o->inode, &ops, c);
 }
 
 static int on_super(void *ctx, const struct tux3_super_info *sb)
@@ -643,6 +690,10 @@ static void set_wants(struct ctx *c)
 	const struct dot_opts *o = c->o;
 	unsigned all = (1u << DK_NKINDS) - 1;
 	c->want_ibnode = c->want_dbnode = 0;
+	if (o->have_inode && o->tree == DT_VERSIONS) {
+		c->want = 1u << DK_VERSION;
+		return;
+	}
 	if (o->have_inode) {
 		c->want = 1u << DK_INODE | 1u << DK_DLEAF | 1u << DK_DIR;
 		c->want_dbnode = 1;
@@ -718,7 +769,9 @@ int dot_walk_volume(struct tux3_volume *vol, const struct dot_opts *o,
 		ops.logrec = on_logrec;
 	}
 
-	if (o->have_inode) {
+	if (o->have_inode && o->tree == DT_VERSIONS) {
+		r = file_versions(&c);
+	} else if (o->have_inode) {
 		r = tux3_walk_inode(vol, o->inode, &ops, &c);
 		if (r < 0 && r != -EUCLEAN && !m->count) {
 			if (r == -ENOENT || r == -ENOMEM)

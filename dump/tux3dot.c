@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 		return bad_usage("%s", optind >= argc ? "no DEVICE given" :
 				 "one DEVICE only");
 	if ((o.have_inode || o.path) && tree_given && o.tree != DT_ALL &&
-	    o.tree != DT_FILES)
+	    o.tree != DT_FILES && o.tree != DT_VERSIONS)
 		return bad_usage("--tree %s does not go with --inode or --path",
 				 trees[o.tree]);
 	if (!format)

@@ -138,6 +138,18 @@ if [ -x "$build/tests/mkvtable" ]; then
 		else
 			fail versions-tree "$(head -3 "$work/v.dot")"
 		fi
+		# one file's data by version: the live version's rewrite, the
+		# snapshot's old block, tuesday's hole
+		"$dot" --tree versions --path /versioned "$work/vfile.img" \
+			> "$work/vf.dot" 2>&1
+		if grep -q 'its data by version' "$work/vf.dot" &&
+		   grep -q 'blocks 1-1: version 1 -> ' "$work/vf.dot" &&
+		   grep -q 'blocks 2-2: version 2 -> hole' "$work/vf.dot" &&
+		   grep -q "version 2: 'tuesday'" "$work/vf.dot"; then
+			pass versions-file
+		else
+			fail versions-file "$(grep label "$work/vf.dot" | head -3 | tr '\n' ' ')"
+		fi
 	else
 		fail count/versions "mkvtable failed"
 	fi
