@@ -462,8 +462,8 @@ int balloc_commit_done(struct tux3_volume *vol)
 
 /* An internal file (bitmap, countmap): mode 0, one link, the largest
  * size, as the reference creates them at the first unify. */
-static int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
-			  struct inode *inode)
+int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
+		   struct inode *inode)
 {
 	int err = inode_load(vol, inum, inode);
 	if (err != -ENOENT)

@@ -811,6 +811,10 @@ int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
 typedef int (*bitmap_run_fn)(void *ctx, uint64_t chunk, uint64_t start,
 			     uint64_t count, int stale);
 int bitmap_runs(struct tux3_volume *vol, bitmap_run_fn fn, void *ctx);
+/* A reserved inode (below 64) loaded, or made fresh when it does not
+ * exist yet (the bitmap, the countmap, the version table). */
+int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
+		   struct inode *inode);
 int bitmap_count_used(struct tux3_volume *vol, uint64_t start, uint64_t count,
 		      uint64_t *used);
 int countmap_ondisk(struct tux3_volume *vol, uint64_t group, uint32_t *count);

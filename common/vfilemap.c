@@ -148,6 +148,24 @@ bool vfilemap_is_versioned(struct tux3_volume *vol,
 	return !tree_kind(vol, inode, &kind) && kind == TREE_VLEAF;
 }
 
+/* The leaf holding key, made writable (copied on write once per delta):
+ * its buffer and key range; the file's root follows a moved root. */
+static int probe_leaf(struct tux3_volume *vol, struct inode *inode,
+		      struct btree *bt, uint64_t key, struct wpath *p,
+		      uint8_t **leaf, uint64_t *lo, uint64_t *hi)
+{
+	bool moved = false;
+	int err = btree_wprobe(bt, key, p, &moved);
+	if (moved)
+		inode->dtree = root_pack(bt->root);
+	if (err)
+		return err;
+	*lo = p->lv[p->depth - 1].lo;
+	*hi = p->lv[p->depth - 1].hi;
+	*leaf = wpath_leaf(vol, p);
+	return *leaf ? 0 : -EIO;
+}
+
 /* A list of block numbers. */
 struct blist {
 	uint64_t *v;
@@ -377,18 +395,12 @@ int vfilemap_convert(struct tux3_volume *vol, struct inode *inode)
 		return -ENOMEM;
 	for (;;) {
 		struct wpath p;
-		bool moved;
-		err = btree_wprobe(&bt, key, &p, &moved);
-		if (moved)
-			inode->dtree = root_pack(bt.root);
-		if (err)
+		bool moved = false;
+		uint64_t lo, hi;
+		uint8_t *leaf;
+		if ((err = probe_leaf(vol, inode, &bt, key, &p, &leaf, &lo,
+				      &hi)))
 			break;
-		uint64_t lo = p.lv[p.depth - 1].lo, hi = p.lv[p.depth - 1].hi;
-		uint8_t *leaf = wpath_leaf(vol, &p);
-		if (!leaf) {
-			err = -EIO;
-			break;
-		}
 		err = vleaf_from_dleaf(leaf, vol->blocksize, lo, hi, tmp);
 		if (err == -ENOSPC) {
 			/* extents past 65535 blocks need more records than
@@ -596,18 +608,12 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 	uint64_t limit = VEXT_WRITE_MAX;
 	while (pos < end) {
 		struct wpath p;
-		bool moved, fits;
-		err = btree_wprobe(&bt, pos, &p, &moved);
-		if (moved)
-			inode->dtree = root_pack(bt.root);
-		if (err)
+		bool moved = false, fits;
+		uint64_t lo, hi;
+		uint8_t *leaf;
+		if ((err = probe_leaf(vol, inode, &bt, pos, &p, &leaf, &lo,
+				      &hi)))
 			break;
-		uint64_t lo = p.lv[p.depth - 1].lo, hi = p.lv[p.depth - 1].hi;
-		uint8_t *leaf = wpath_leaf(vol, &p);
-		if (!leaf) {
-			err = -EIO;
-			break;
-		}
 		uint64_t n = (hi < end ? hi : end) - pos;
 		if (n > limit)
 			n = limit;
@@ -733,19 +739,11 @@ int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
 		if (err && err != -ENOSPC)
 			break;
 		struct wpath p;
-		bool moved, split;
-		err = btree_wprobe(&bt, key, &p, &moved);
-		if (moved)
-			inode->dtree = root_pack(bt.root);
-		if (err)
+		bool moved = false, split;
+		uint8_t *leaf;
+		if ((err = probe_leaf(vol, inode, &bt, key, &p, &leaf, &lo,
+				      &hi)))
 			break;
-		uint8_t *leaf = wpath_leaf(vol, &p);
-		if (!leaf) {
-			err = -EIO;
-			break;
-		}
-		lo = p.lv[p.depth - 1].lo;
-		hi = p.lv[p.depth - 1].hi;
 		if ((err = load_leaf(leaf, &x)))
 			break;
 		u.err = 0;

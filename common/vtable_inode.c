@@ -139,22 +139,6 @@ void vtable_unload(struct tux3_volume *vol)
 	vol->vpending = NULL;
 }
 
-/* Inode 3 as the write path needs it: loaded, or made fresh. */
-static int vtable_inode(struct tux3_volume *vol, struct inode *inode)
-{
-	int err = inode_load(vol, TUX3_VTABLE_INO, inode);
-	if (err != -ENOENT)
-		return err;
-	tux3_clear_error(vol);
-	memset(inode, 0, sizeof(*inode));
-	inode->inum = TUX3_VTABLE_INO;
-	inode->present = 1u << ATTR_MODE_OWNER | 1u << ATTR_CTIME_SIZE |
-			 1u << ATTR_LINK_COUNT | 1u << ATTR_MTIME;
-	inode->nlink = 1;
-	inode->ctime = inode->mtime = vol_now(vol);
-	return 0;
-}
-
 /* Write vt as the volume's table, in the open delta; the first table
  * also turns the gate (magic and feature bit, written by the commit). */
 int vtable_save(struct tux3_volume *vol, const struct vtree *vt)
@@ -173,7 +157,7 @@ int vtable_save(struct tux3_volume *vol, const struct vtree *vt)
 	    (err = tux3_set_identity(vol, NULL, NULL)))
 		goto out_buf;
 	vtable_encode(vt, buf);
-	if ((err = vtable_inode(vol, &inode)))
+	if ((err = internal_inode(vol, TUX3_VTABLE_INO, &inode)))
 		goto out_buf;
 	err = inode_write_data(vol, &inode, buf, size, 0, true);
 	if (!err && inode.size > size)
