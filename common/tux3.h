@@ -334,6 +334,10 @@ struct tux3_version_info {
 typedef int (*tux3_version_fn)(void *ctx,
 			       const struct tux3_version_info *v);
 int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx);
+/* The same as an array (free() it); names stay valid while the volume is
+ * open and its table unchanged. */
+int tux3_version_list(struct tux3_volume *vol,
+		      struct tux3_version_info **list, unsigned *count);
 
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);

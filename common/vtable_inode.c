@@ -131,6 +131,41 @@ int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx)
 	return 0;
 }
 
+struct vlist {
+	struct tux3_version_info *v;
+	unsigned n, cap;
+};
+
+static int vlist_add(void *ctx, const struct tux3_version_info *v)
+{
+	struct vlist *l = ctx;
+	if (l->n == l->cap) {
+		unsigned cap = l->cap ? l->cap * 2 : 16;
+		void *a = realloc(l->v, cap * sizeof(*l->v));
+		if (!a)
+			return -ENOMEM;
+		l->v = a;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *v;
+	return 0;
+}
+
+int tux3_version_list(struct tux3_volume *vol,
+		      struct tux3_version_info **list, unsigned *count)
+{
+	struct vlist l = { 0 };
+	int err = tux3_versions(vol, vlist_add, &l);
+	if (err) {
+		free(l.v);
+		l.v = NULL;
+		l.n = 0;
+	}
+	*list = l.v;
+	*count = l.n;
+	return err;
+}
+
 void vtable_unload(struct tux3_volume *vol)
 {
 	free(vol->vt);

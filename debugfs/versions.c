@@ -15,35 +15,12 @@
 
 struct vlist {
 	struct tux3_version_info *v;
-	char (*names)[48];
-	unsigned n, cap;
+	unsigned n;
 };
-
-static int collect(void *ctx, const struct tux3_version_info *v)
-{
-	struct vlist *l = ctx;
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? l->cap * 2 : 16;
-		void *a = realloc(l->v, cap * sizeof(*l->v));
-		if (!a)
-			return -ENOMEM;
-		l->v = a;
-		a = realloc(l->names, cap * sizeof(*l->names));
-		if (!a)
-			return -ENOMEM;
-		l->names = a;
-		l->cap = cap;
-	}
-	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", v->name);
-	l->v[l->n] = *v;
-	l->v[l->n].name = NULL;	/* names[] holds it */
-	l->n++;
-	return 0;
-}
 
 static int load(struct shell *sh, const char *cmd, struct vlist *l)
 {
-	int err = tux3_versions(sh->vol, collect, l);
+	int err = tux3_version_list(sh->vol, &l->v, &l->n);
 	if (err) {
 		char text[400];
 		return sh_err(sh, "%s: %s", cmd,
@@ -65,7 +42,7 @@ static void describe(struct shell *sh, const struct vlist *l, unsigned i)
 	else if (v->ghost)
 		fprintf(o, "ghost");
 	else
-		fprintf(o, "'%s' tag %" PRIu32, l->names[i], v->tag);
+		fprintf(o, "'%s' tag %" PRIu32, v->name, v->tag);
 	if (v->label && !v->dying) {
 		time_string(v->birth_ns, when, sizeof(when));
 		fprintf(o, ", made %s", when);
@@ -118,7 +95,6 @@ int cmd_versions(struct shell *sh, int argc, char **argv)
 			tagged == 1 ? "" : "s", ghosts, ghosts == 1 ? "" : "s");
 	}
 	free(l.v);
-	free(l.names);
 	return err;
 }
 
@@ -139,10 +115,9 @@ int cmd_snapshot(struct shell *sh, int argc, char **argv)
 			char when[64];
 			time_string(l.v[i].birth_ns, when, sizeof(when));
 			fprintf(sh->out, "%-20s tag %-6" PRIu32 " label %-5u "
-				"%s\n", l.names[i], l.v[i].tag, l.v[i].label,
+				"%s\n", l.v[i].name, l.v[i].tag, l.v[i].label,
 				when);
 		}
 	free(l.v);
-	free(l.names);
 	return err;
 }

@@ -90,30 +90,8 @@ static int on_site_error(void *ctx, const struct tux3_walk_error *e);
  * added before their children, whatever the label order. */
 struct vcollect {
 	struct tux3_version_info *v;
-	char (*names)[48];
-	unsigned n, cap;
+	unsigned n;
 };
-
-static int collect_version(void *ctx, const struct tux3_version_info *v)
-{
-	struct vcollect *l = ctx;
-	if (v->dying)
-		return 0;
-	if (l->n == l->cap) {
-		unsigned cap = l->cap ? l->cap * 2 : 16;
-		void *a = realloc(l->v, cap * sizeof(*l->v));
-		if (!a)
-			return -ENOMEM;
-		l->v = a;
-		if (!(a = realloc(l->names, cap * sizeof(*l->names))))
-			return -ENOMEM;
-		l->names = a;
-		l->cap = cap;
-	}
-	snprintf(l->names[l->n], sizeof(l->names[0]), "%s", v->name);
-	l->v[l->n++] = *v;
-	return 0;
-}
 
 static void add_version(struct ctx *c, const struct vcollect *l, unsigned i,
 			int parent)
@@ -130,20 +108,19 @@ static void add_version(struct ctx *c, const struct vcollect *l, unsigned i,
 		dot_head(m, n, "version %u: ghost", v->label);
 	else
 		dot_head(m, n, "version %u: '%s' (tag %u)", v->label,
-			 l->names[i], (unsigned)v->tag);
+			 v->name, (unsigned)v->tag);
 }
 
 static void add_versions(struct ctx *c, int sb)
 {
 	struct vcollect l = { 0 };
-	int err = tux3_versions(c->vol, collect_version, &l);
+	int err = tux3_version_list(c->vol, &l.v, &l.n);
 	if (err == -ENOMEM) {
 		c->m->nomem = 1;
 	} else if (err || !l.n) {
-		struct tux3_version_info o = { .parent = TUX3_VERSION_NONE };
+		struct tux3_version_info o = { .parent = TUX3_VERSION_NONE,
+					       .name = "" };
 		struct vcollect one = { .v = &o, .n = 1 };
-		char name[1][48] = { "" };
-		one.names = name;
 		add_version(c, &one, 0, sb);
 		if (err)
 			add_error(c, dot_find(c->m, DK_VERSION, 0), "the version "
@@ -158,6 +135,11 @@ static void add_versions(struct ctx *c, int sb)
 			for (unsigned i = 0; i < l.n; i++) {
 				if (done[i])
 					continue;
+				if (l.v[i].dying) {	/* not drawn */
+					done[i] = true;
+					added++;
+					continue;
+				}
 				int p = l.v[i].label ? dot_find(c->m, DK_VERSION,
 								l.v[i].parent) : sb;
 				if (p < 0 && l.v[i].label)
@@ -171,7 +153,6 @@ static void add_versions(struct ctx *c, int sb)
 		free(done);
 	}
 	free(l.v);
-	free(l.names);
 }
 
 /*
