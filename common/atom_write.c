@@ -198,6 +198,23 @@ int atom_get(struct tux3_volume *vol, const char *name, unsigned *atomp)
 	return 0;
 }
 
+/* n more references to an atom in use (versions keeping old values). */
+int atom_ref_add(struct tux3_volume *vol, unsigned atom, unsigned n)
+{
+	struct atom_table *at = &vol->atoms;
+	uint32_t ref;
+	int err = atable_load(vol);
+	if (err)
+		return err;
+	if (atom >= at->count || !at->names[atom])
+		return -EINVAL;
+	if ((err = atom_refcount(vol, atom, &ref)))
+		return err;
+	if (ref > UINT32_MAX - n)
+		return -EOVERFLOW;
+	return refcount_set(vol, atom, ref + n);
+}
+
 /* One reference fewer; at zero the atom's name goes and the atom joins
  * the free list. */
 int atom_put(struct tux3_volume *vol, unsigned atom)

@@ -97,6 +97,12 @@ int delta_commit(struct tux3_volume *vol, bool force_unify)
 
 	if (!vol->delta_open && !vol->super_dirty && !force_unify)
 		return 0;
+	if (vol->vt_dirty) {
+		/* a write made an implicit child: the table goes with it */
+		if ((err = vtable_save(vol, vol->vt)))
+			return err;
+		vol->vt_dirty = false;
+	}
 	if (force_unify || unify_due(vol)) {
 		if ((err = unify(vol)))
 			return err;

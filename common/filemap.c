@@ -15,7 +15,7 @@ int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 	if (!inode->dtree || start >= end)
 		return 0;
 	/* on a volume with versions, a file of versioned leaves reads as
-	 * the live version sees it (label 0, the origin) */
+	 * the selected version sees it */
 	if (!r.direct && vtable_marked(vol) &&
 	    vfilemap_is_versioned(vol, inode)) {
 		if (!vol->vt)
@@ -23,8 +23,11 @@ int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 					 TUX3_NONE, "inode %" PRIu64 ": versioned "
 					 "data, but the version table could "
 					 "not be read", inode->inum);
-		return vfilemap_walk(vol, inode, vol->vt, VERSION_ORIGIN, start,
-				     end, fn, ctx);
+		unsigned label = VERSION_ORIGIN;
+		int err = inode->inum >= TUX3_ROOT_INO ?
+			  vol_label(vol, &label) : 0;
+		return err ? err : vfilemap_walk(vol, inode, vol->vt, label,
+						 start, end, fn, ctx);
 	}
 	tux3_clear_error(vol);
 	if (r.direct) {

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "internal.h"
 #include "version.h"
@@ -160,8 +161,43 @@ int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode)
 	int err = btree_probe(&bt, inum, &c);
 	if (!err) {
 		ileaf_blob(cursor_leaf(&c), vol->blocksize, inum, &blob, &len);
-		err = inode_from_blob(vol, inum, blob, len,
-				      cursor_leaf_block(&c), inode);
+		if (len && vinode_applies(vol, inum)) {
+			/* the selected version's attributes */
+			uint8_t *view = NULL;
+			unsigned vlen = 0;
+			err = vinode_view(vol, inum, blob, len, &view, &vlen);
+			if (!err)
+				err = inode_from_blob(vol, inum, view, vlen,
+						      cursor_leaf_block(&c),
+						      inode);
+			free(view);
+		} else {
+			err = inode_from_blob(vol, inum, blob, len,
+					      cursor_leaf_block(&c), inode);
+		}
+	}
+	cursor_release(&c);
+	return err;
+}
+
+int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blobp,
+	       unsigned *lenp)
+{
+	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
+	struct cursor c = { 0 };
+	const uint8_t *blob;
+	unsigned len = 0;
+
+	*blobp = NULL;
+	*lenp = 0;
+	int err = btree_probe(&bt, inum, &c);
+	if (!err) {
+		ileaf_blob(cursor_leaf(&c), vol->blocksize, inum, &blob, &len);
+		if (len && !(*blobp = malloc(len)))
+			err = -ENOMEM;
+		else if (len)
+			memcpy(*blobp, blob, len);
+		*lenp = len;
 	}
 	cursor_release(&c);
 	return err;

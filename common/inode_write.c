@@ -119,8 +119,21 @@ int inode_store(struct tux3_volume *vol, struct inode *inode)
 	int err = inode_encode(inode, buf, cap, &len);
 	if (!err && len > vol->blocksize - ILEAF_HEADER - 2)
 		err = -E2BIG;
-	if (!err)
+	if (!err && vinode_applies(vol, inode->inum)) {
+		/* the version's view, merged into every version's blob */
+		uint8_t *disk = NULL, *merged = NULL;
+		unsigned dlen = 0, mlen = 0;
+		err = itree_blob(vol, inode->inum, &disk, &dlen);
+		if (!err)
+			err = vinode_merge(vol, inode->inum, disk, dlen, buf,
+					   len, &merged, &mlen);
+		if (!err)
+			err = itree_set(vol, inode->inum, merged, mlen);
+		free(disk);
+		free(merged);
+	} else if (!err) {
 		err = itree_set(vol, inode->inum, buf, len);
+	}
 	if (!err) {
 		/* the inode's blob is now what we encoded */
 		uint8_t *nb = realloc(inode->blob, len ? len : 1);
@@ -139,6 +152,12 @@ int inode_store(struct tux3_volume *vol, struct inode *inode)
 	}
 	free(buf);
 	return err;
+}
+
+int itree_store(struct tux3_volume *vol, uint64_t inum, const uint8_t *blob,
+		unsigned len)
+{
+	return itree_set(vol, inum, blob, len);
 }
 
 int inode_delete(struct tux3_volume *vol, uint64_t inum)

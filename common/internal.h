@@ -546,6 +546,7 @@ void atable_free(struct atom_table *at);
 int atom_find(struct tux3_volume *vol, const char *name, unsigned *atom);
 int atom_get(struct tux3_volume *vol, const char *name, unsigned *atom);
 int atom_put(struct tux3_volume *vol, unsigned atom);
+int atom_ref_add(struct tux3_volume *vol, unsigned atom, unsigned n);
 int xattr_release_all(struct tux3_volume *vol, struct inode *inode);
 
 /* ---- superext.c: the superblock extension record (format.md 15) ----
@@ -716,7 +717,10 @@ struct tux3_volume {
 	/* versions (vtable_inode.c): NULL on a volume without them */
 	struct vtree *vt;
 	struct vdelete_plan *vpending;	/* a delete to resume, or NULL */
-	bool versioned_writer;		/* TUX3_OPEN_VERSIONED_WRITER */
+	uint32_t vtag;			/* the selected version: its tag,
+					 * 0 the live one (the origin) */
+	bool vt_dirty;			/* vt changed by a write (an
+					 * implicit child): saved at commit */
 };
 
 /* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
@@ -730,10 +734,46 @@ int vtable_open(struct tux3_volume *vol);
 bool vtable_marked(const struct tux3_volume *vol);
 int vtable_save(struct tux3_volume *vol, const struct vtree *vt);
 void vtable_unload(struct tux3_volume *vol);
-/* version_ops.c: snapshots on a volume opened RDWR with
- * TUX3_OPEN_VERSIONED_WRITER.  create: a snapshot named name of the
+/* vinode.c: inodes of a volume with versions, seen through the selected
+ * version (vol->vtag).  applies: the volume has versions and the inode is
+ * not internal.  view: the disk blob projected onto the version (a 2014
+ * blob; -ENOENT when the inode does not exist in it).  merge: the
+ * version's changed view written into the disk blob (*out malloc'd;
+ * -ENOSPC when all versions no longer fit a leaf). */
+bool vinode_applies(const struct tux3_volume *vol, tux3_ino_t inum);
+int vol_label(struct tux3_volume *vol, unsigned *label);
+int vinode_view(struct tux3_volume *vol, tux3_ino_t inum,
+		const uint8_t *blob, unsigned len, uint8_t **view,
+		unsigned *vlen);
+int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
+		 const uint8_t *disk, unsigned dlen, const uint8_t *view,
+		 unsigned vlen, uint8_t **out, unsigned *olen);
+int vinode_read_by_any(struct tux3_volume *vol, tux3_ino_t inum,
+		       const uint8_t *disk, unsigned dlen, bool *any);
+int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
+			 const uint8_t *disk, unsigned dlen);
+/* vinode_data.c: inode_write_data, inode_truncate and inode_destroy of
+ * an inode vinode_applies() to, in the selected version. */
+int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
+		      const void *buf, size_t len, uint64_t pos);
+int vinode_truncate(struct tux3_volume *vol, struct inode *inode,
+		    uint64_t size);
+int vinode_destroy(struct tux3_volume *vol, struct inode *inode);
+struct vdelete_plan;
+int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
+			const struct vdelete_plan *plan);
+/* inode_write.c: a blob stored as it is (len 0: the inode deleted) */
+int itree_store(struct tux3_volume *vol, uint64_t inum, const uint8_t *blob,
+		unsigned len);
+/* namei_write.c: every block of an unversioned map given back. */
+int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode);
+/* The inode's blob as stored (malloc'd copy; *len 0: no inode). */
+int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
+	       unsigned *len);
+
+/* version_ops.c: snapshots on a volume opened TUX3_OPEN_RDWR.  create: a snapshot named name of the
  * live version (of NULL) or of the snapshot named of.  delete: the plan
- * recorded and committed (begin), every versioned file's lists processed,
+ * recorded and committed (begin), every inode's lists processed,
  * the labels freed and committed; resume finishes a recorded plan. */
 struct vdelete_plan;
 int version_create(struct tux3_volume *vol, const char *name,

@@ -73,6 +73,8 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 
 	if (!len)
 		return 0;
+	if (vinode_applies(vol, inode->inum))
+		return vinode_write_data(vol, inode, buf, len, pos);
 	if (pos > iattr_max_size(bits) || len > iattr_max_size(bits) - pos)
 		return -EFBIG;
 	blk = malloc(bs);
@@ -147,6 +149,8 @@ int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 	unsigned bits = vol->blockbits, bs = vol->blocksize;
 	int err = 0;
 
+	if (vinode_applies(vol, inode->inum))
+		return vinode_truncate(vol, inode, size);
 	if (size > iattr_max_size(bits))
 		return -EFBIG;
 	if (size < inode->size) {
@@ -488,9 +492,23 @@ out:
  * this API level, so no orphan). */
 int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 {
+	if (vinode_applies(vol, inode->inum))
+		return vinode_destroy(vol, inode);
 	int err = xattr_release_all(vol, inode);
 	if (!err)
-		err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
+		err = inode_free_unversioned(vol, inode);
+	if (!err)
+		err = inode_delete(vol, inode->inum);
+	if (!err) {
+		vol->super.usedinodes--;
+		vol->super_dirty = true;
+	}
+	return err;
+}
+
+int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode)
+{
+	int err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
 	if (!err) {
 		struct root r = root_unpack(inode->dtree);
 		if (inode->dtree && !r.direct) {
@@ -504,11 +522,7 @@ int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 		}
 	}
 	if (!err)
-		err = inode_delete(vol, inode->inum);
-	if (!err) {
-		vol->super.usedinodes--;
-		vol->super_dirty = true;
-	}
+		inode->dtree = 0;
 	return err;
 }
 

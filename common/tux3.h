@@ -68,11 +68,8 @@ enum tux3_open_mode {
 	 */
 	TUX3_OPEN_SHARED_LOCK = 0x100,
 	/*
-	 * VERSIONED_WRITER, with TUX3_OPEN_RDWR: the caller writes a volume
-	 * with versions through the versioned layers itself (vfilemap, vattr:
-	 * the tests and tools built on them).  Without it, a read-write open
-	 * of a volume with versions fails with EROFS, because the ordinary
-	 * file operations do not know versions yet.
+	 * VERSIONED_WRITER: kept for callers built against interface 1; the
+	 * write path knows versions, so it changes nothing.
 	 */
 	TUX3_OPEN_VERSIONED_WRITER = 0x200,
 };
@@ -338,6 +335,29 @@ int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx);
  * open and its table unchanged. */
 int tux3_version_list(struct tux3_volume *vol,
 		      struct tux3_version_info **list, unsigned *count);
+
+/*
+ * The version later calls read and write: the snapshot named name, or the
+ * live filesystem (NULL or "").  Every read and write call of this header
+ * then works in that version only.  A write to a snapshot that has
+ * snapshots of its own moves its name to a new child version (the old one
+ * stays, unnamed, for them): the name stays selected.  -ENOENT: no such
+ * snapshot.  tux3_version_selected: the selected name ("" the live one).
+ */
+int tux3_version_select(struct tux3_volume *vol, const char *name);
+const char *tux3_version_selected(struct tux3_volume *vol);
+/*
+ * Snapshots (volume opened TUX3_OPEN_RDWR): create names a snapshot of
+ * the live filesystem (of NULL) or of the snapshot named of, committed;
+ * it costs one table record whatever the volume's size.  delete removes
+ * the snapshot named name and gives back every block no other version
+ * reads, in two commits (a crash in between is finished at the next
+ * read-write open).  -EEXIST name in use, -ENOENT no such snapshot,
+ * -ENOSPC no free label, -EINVAL a bad name (1 to 39 bytes).
+ */
+int tux3_snapshot_create(struct tux3_volume *vol, const char *name,
+			 const char *of);
+int tux3_snapshot_delete(struct tux3_volume *vol, const char *name);
 
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);

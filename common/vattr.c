@@ -251,6 +251,30 @@ int vattrs_set(struct vtree *vt, struct vattrs *x, unsigned *label,
 	return r < 0 ? r : 0;
 }
 
+int vattrs_set_shared(struct vattrs *x, uint32_t key, const void *data,
+		      unsigned len)
+{
+	for (unsigned i = x->n; i-- > 0;)
+		if (x->a[i].key == key)
+			remove_at(x, i);
+	if (!data)
+		return 0;
+	int r = add(x, key, 0, false, data, len);
+	return r < 0 ? r : 0;
+}
+
+/* Does any readable version (the origin, a tagged snapshot) read the
+ * inode?  Ghosts and dying labels read nothing of their own. */
+bool vattrs_inode_live(struct vtree *vt, const struct vattrs *x)
+{
+	for (unsigned l = 0; l < vt->top; l++)
+		if (vtree_used(vt, l) && !vtree_ghost(vt, l) &&
+		    !(vt->v[l].flags & VERSION_DYING) &&
+		    vattrs_get(vt, x, l, VATTR_KEY(1, 0)))
+			return true;
+	return false;
+}
+
 struct gone {
 	unsigned *idx;
 	unsigned n;

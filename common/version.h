@@ -280,6 +280,14 @@ const struct vattr *vattrs_get(struct vtree *vt, const struct vattrs *x,
 int vattrs_set(struct vtree *vt, struct vattrs *x, unsigned *label,
 	       uint32_t key, const void *data, unsigned len,
 	       int64_t birth_ns);
+/* key's value for every version alike: its elements replaced by one
+ * label-0 attribute (data NULL: none).  For what all versions share, the
+ * data tree root. */
+int vattrs_set_shared(struct vattrs *x, uint32_t key, const void *data,
+		      unsigned len);
+/* Does a readable version (the origin, a tagged one) read the inode's
+ * mode (kind 1), i.e. have the inode? */
+bool vattrs_inode_live(struct vtree *vt, const struct vattrs *x);
 /* A delete's plan applied to every key's list. */
 int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		  struct vattrs *x);

@@ -11,8 +11,8 @@
  * list twice changes nothing the second time: the dying labels' elements
  * are gone after the first).  Read-only opens and fsck see it pending.
  *
- * Attributes are not versioned in inodes yet (vattr.c is not wired into
- * inode_load/inode_store), so only file data takes part.
+ * Every inode takes part: its attribute lists, its data's lists, and
+ * the inode itself when no version reads it any more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +26,10 @@
 static int writer(struct tux3_volume *vol)
 {
 	tux3_clear_error(vol);
-	if (vol->mode != TUX3_OPEN_RDWR || !vol->versioned_writer)
+	if (vol->mode != TUX3_OPEN_RDWR)
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
-				 TUX3_NONE, "snapshots need a read-write open "
-				 "as a writer of versions");
+				 TUX3_NONE, "snapshots need a read-write "
+				 "open");
 	return 0;
 }
 
@@ -56,6 +56,9 @@ int version_create(struct tux3_volume *vol, const char *name,
 		return vol_error(vol, -EINVAL, TUX3_NONE, TUX3_VTABLE_INO,
 				 TUX3_NONE, "a snapshot name has 1 to %d bytes",
 				 VERSION_NAME_MAX);
+	/* pending changes first: the snapshot takes what was written */
+	if ((err = tux3_sync(vol)))
+		return err;
 	struct vtree *vt = table_copy(vol);
 	if (!vt)
 		return -ENOMEM;
@@ -96,12 +99,12 @@ struct files {
 	size_t n, cap;
 };
 
-static int collect_file(void *ctx, const struct tux3_stat *st,
-			tux3_block_t leafblock, unsigned bloblen)
+static int collect_inode(void *ctx, const struct tux3_stat *st,
+			 tux3_block_t leafblock, unsigned bloblen)
 {
 	struct files *f = ctx;
 	(void)leafblock; (void)bloblen;
-	if (st->dtree_root && !(st->dtree_root >> 63)) {
+	if (st->ino >= TUX3_ROOT_INO) {
 		if (f->n == f->cap) {
 			size_t cap = f->cap ? f->cap * 2 : 64;
 			void *p = realloc(f->ino, cap * sizeof(*f->ino));
@@ -115,27 +118,19 @@ static int collect_file(void *ctx, const struct tux3_stat *st,
 	return 1;	/* the inode's children are not needed */
 }
 
-/* The plan applied to every file whose data is versioned. */
+/* The plan applied to every inode: attributes, data, and the inodes no
+ * version reads any more. */
 static int apply_plan(struct tux3_volume *vol, const struct vdelete_plan *plan)
 {
-	struct tux3_walk_ops ops = { .inode = collect_file };
+	struct tux3_walk_ops ops = { .inode = collect_inode };
 	struct files f = { 0 };
 	int err = tux3_walk(vol, &ops, &f);
 	if (err == -EUCLEAN)
 		err = vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				"the volume has damage: run fsck.tux3 before "
 				"deleting a snapshot");
-	for (size_t i = 0; i < f.n && !err; i++) {
-		struct inode inode;
-		if ((err = inode_load(vol, f.ino[i], &inode)))
-			break;
-		if (vfilemap_is_versioned(vol, &inode)) {
-			err = vfilemap_delete(vol, &inode, vol->vt, plan);
-			if (!err)
-				err = inode_store(vol, &inode);
-		}
-		inode_free(&inode);
-	}
+	for (size_t i = 0; i < f.n && !err; i++)
+		err = vinode_apply_delete(vol, f.ino[i], plan);
 	free(f.ino);
 	return err;
 }
@@ -213,4 +208,24 @@ int version_delete_resume(struct tux3_volume *vol)
 		return 0;
 	int err = writer(vol);
 	return err ? err : delete_finish(vol, vol->vpending);
+}
+
+int tux3_snapshot_create(struct tux3_volume *vol, const char *name,
+			 const char *of)
+{
+	int err = version_create(vol, name, of && *of ? of : NULL, NULL);
+	return err ? err : tux3_sync(vol);
+}
+
+int tux3_snapshot_delete(struct tux3_volume *vol, const char *name)
+{
+	uint32_t selected = vol->vtag;
+	int err = writer(vol);
+	if (!err && !(err = tux3_sync(vol)))
+		err = version_delete(vol, name);
+	/* a deleted selected snapshot leaves the live version selected */
+	if (!err && selected && vol->vt &&
+	    vtree_find_tag(vol->vt, selected) < 0)
+		vol->vtag = 0;
+	return err;
 }

@@ -816,3 +816,54 @@ int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
 	free(x.r);
 	return err < 0 ? err : (int)bad;
 }
+
+/* ---- destroying ---- */
+
+struct destroy_ctx {
+	struct blist blocks;
+	int err;
+};
+
+static int destroy_bnode(void *ctx, struct btree *bt, int level,
+			 uint64_t blocknr, const uint8_t *buf, uint64_t lo,
+			 uint64_t hi)
+{
+	struct destroy_ctx *d = ctx;
+	(void)bt; (void)level; (void)buf; (void)lo; (void)hi;
+	return blist_add(&d->blocks, blocknr);
+}
+
+static int destroy_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
+			const uint8_t *buf, uint64_t lo, uint64_t hi)
+{
+	struct destroy_ctx *d = ctx;
+	int err = blist_add(&d->blocks, blocknr);
+	(void)bt; (void)lo; (void)hi;
+	for (unsigned i = 0; i < vleaf_count(buf) && !err; i++) {
+		struct vextent r;
+		vleaf_get(buf, i, &r);
+		for (uint32_t k = 0; k < r.count && r.phys && !err; k++)
+			err = blist_add(&d->blocks, r.phys + k);
+	}
+	return err;
+}
+
+int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode)
+{
+	enum tree_kind kind;
+	int err = tree_kind(vol, inode, &kind);
+	if (err || kind != TREE_VLEAF)
+		return err ? err : -EINVAL;
+	static const struct btree_visit visit = { .bnode = destroy_bnode,
+						  .leaf = destroy_leaf };
+	struct btree bt = tree_of(vol, inode, &vdtree_ops);
+	struct destroy_ctx d = { { 0 }, 0 };
+	/* every block first, so that a damaged tree frees nothing */
+	err = btree_traverse(&bt, &visit, &d);
+	if (!err)
+		err = release_list(vol, &d.blocks);
+	if (!err)
+		inode->dtree = 0;
+	free(d.blocks.v);
+	return err;
+}

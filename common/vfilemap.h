@@ -70,6 +70,10 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
 		    struct vtree *vt, const struct vdelete_plan *plan);
 
+/* The whole tree goes, every version's data with it: for an inode no
+ * version reads any more.  -EINVAL: not a vleaf tree. */
+int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode);
+
 /* vext_check over every leaf (records of each leaf: order and element
  * lists): the number of problems, or a negative error. */
 int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,

@@ -279,19 +279,16 @@ static int volume_load(struct tux3_volume *vol)
 		return err;
 	vol->warn_source = TUX3_WARN_OTHER;
 	vol->replayed = true;
-	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol) &&
-	    !vol->versioned_writer)
-		/* the unversioned write path would leak the live version's
-		 * changes into its snapshots */
-		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,
-				 TUX3_SB_OFFSET, "the volume has versions "
-				 "(snapshots); this build writes only volumes "
-				 "without them: open it read-only");
+	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol) && !vol->vt)
+		/* without the table, writes would leak into snapshots */
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
+				 TUX3_NONE, "the volume has versions but its "
+				 "version table cannot be read: run fsck.tux3");
 	if (vol->mode == TUX3_OPEN_RDWR) {
 		int err = volume_ready_to_write(vol);
 		/* a snapshot delete a crash interrupted is finished by the
-		 * next writer of versions */
-		if (!err && vol->vpending && vol->versioned_writer)
+		 * next read-write open */
+		if (!err && vol->vpending)
 			err = version_delete_resume(vol);
 		return err;
 	}
@@ -361,7 +358,6 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	char devmsg[512] = "";
 	struct tux3_volume *vol;
 	bool shared = mode & TUX3_OPEN_SHARED_LOCK;
-	bool versioned_writer = mode & TUX3_OPEN_VERSIONED_WRITER;
 	int err;
 
 	*volp = NULL;
@@ -375,7 +371,6 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	if (!vol)
 		return -ENOMEM;
 	vol->mode = mode;
-	vol->versioned_writer = versioned_writer;
 	tux3_clear_error(vol);
 	err = dev_open(&vol->dev, path, write && !shared, devmsg,
 		       sizeof(devmsg));

@@ -163,6 +163,8 @@ int tux3_setxattr(struct tux3_volume *vol, tux3_ino_t ino, const char *name,
 	if (!err) {
 		inode.ctime = vol_now(vol);
 		err = inode_store(vol, &inode);
+		if (err && have < 0)
+			atom_put(vol, atom);	/* nothing took it */
 	}
 	inode_free(&inode);
 	return err;
@@ -185,12 +187,15 @@ int tux3_removexattr(struct tux3_volume *vol, tux3_ino_t ino,
 		err = -ENODATA;
 	if (!err)
 		err = xattr_rebuild(vol, &inode, have, 0, NULL, 0, true);
-	if (!err)
-		err = atom_put(vol, atom);
 	if (!err) {
+		/* stored before the reference goes: on a volume with
+		 * versions, the store may hand the value to a snapshot,
+		 * which keeps the reference (vinode.c) */
 		inode.ctime = vol_now(vol);
 		err = inode_store(vol, &inode);
 	}
+	if (!err)
+		err = atom_put(vol, atom);
 	inode_free(&inode);
 	return err;
 }

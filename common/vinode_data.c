@@ -1,0 +1,324 @@
+/*
+ * File data of a volume with versions, in the selected version: writes
+ * give every written block a new home in that version only (vfilemap.c,
+ * redirect-on-write), truncates punch holes in that version only, and an
+ * inode unlinked in one version lives on in the others.
+ *
+ * The inode must be stored after any change here (its data tree root
+ * moves with each copied leaf).  That store may need room in the inode's
+ * leaf for the version's new attributes, so a data change is refused
+ * before it starts when the blob of all versions is too close to the
+ * cap: a change is never made that its inode cannot record.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "version.h"
+#include "vfilemap.h"
+
+/* What one store can add to a blob: every fixed attribute of the version
+ * written anew, and an ABSENT marker per kind for the snapshot the origin
+ * hands its old values to. */
+#define STORE_GROWTH	(IATTR_FIXED_MAX + 6 * 6)
+#define RUN_BLOCKS	256	/* blocks per vfilemap_update call */
+
+static int room_check(struct tux3_volume *vol, const struct inode *inode)
+{
+	uint8_t *disk;
+	unsigned dlen, cap = vol->blocksize - ILEAF_HEADER - 2;
+	int err = itree_blob(vol, inode->inum, &disk, &dlen);
+	free(disk);
+	if (!err && dlen + STORE_GROWTH > cap)
+		err = vol_error(vol, -ENOSPC, TUX3_NONE, inode->inum,
+				TUX3_NONE, "inode %" PRIu64 ": its versions' "
+				"attributes take %u of the %u bytes an inode "
+				"may have: delete a snapshot first",
+				inode->inum, dlen, cap);
+	return err;
+}
+
+/* Write n blocks of data from logical in the version; a label change (an
+ * implicit child) is noted for the commit. */
+static int update(struct tux3_volume *vol, struct inode *inode,
+		  uint64_t logical, uint64_t n, enum vext_mode mode,
+		  uint64_t *written)
+{
+	unsigned label, start;
+	int err = vol_label(vol, &label);
+	if (err)
+		return err;
+	start = label;
+	err = vfilemap_update(vol, inode, vol->vt, &label, logical, n, mode,
+			      written);
+	if (label != start)
+		vol->vt_dirty = true;
+	if (inode->dtree)
+		inode->present |= 1u << ATTR_DATA_BTREE;
+	else
+		inode->present &= ~(1u << ATTR_DATA_BTREE);
+	return err;
+}
+
+/* Runs of consecutive blocks in written[] written in one call each. */
+static int write_runs(struct tux3_volume *vol, const uint64_t *written,
+		      uint64_t n, const uint8_t *src)
+{
+	unsigned bits = vol->blockbits;
+	int err = 0;
+	for (uint64_t i = 0; i < n && !err;) {
+		uint64_t j = i + 1;
+		while (j < n && written[j] == written[j - 1] + 1)
+			j++;
+		if (!written[i])
+			return -EIO;
+		err = dev_pwrite(&vol->dev, src + (i << bits),
+				 (size_t)(j - i) << bits, written[i] << bits);
+		i = j;
+	}
+	return err;
+}
+
+int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
+		      const void *buf, size_t len, uint64_t pos)
+{
+	unsigned bs = vol->blocksize, bits = vol->blockbits;
+	const uint8_t *src = buf;
+	uint64_t written[RUN_BLOCKS];
+	uint8_t *blk;
+	int err;
+
+	if (!len)
+		return 0;
+	if (pos > iattr_max_size(bits) || len > iattr_max_size(bits) - pos)
+		return -EFBIG;
+	if ((err = room_check(vol, inode)))
+		return err;
+	if (!(blk = malloc(bs)))
+		return -ENOMEM;
+	while (len && !err) {
+		uint64_t logical = pos >> bits;
+		unsigned off = pos & (bs - 1);
+		size_t chunk;
+		if (off || len < bs) {
+			/* a partial block: the rest as the version had it */
+			chunk = bs - off < len ? bs - off : len;
+			if ((err = filemap_read_block(vol, inode, logical,
+						      blk)))
+				break;
+			memcpy(blk + off, src, chunk);
+			if (!(err = update(vol, inode, logical, 1,
+					   VEXT_REDIRECT, written)))
+				err = write_runs(vol, written, 1, blk);
+		} else {
+			uint64_t n = len >> bits;
+			if (n > RUN_BLOCKS)
+				n = RUN_BLOCKS;
+			chunk = (size_t)n << bits;
+			if (!(err = update(vol, inode, logical, n,
+					   VEXT_REDIRECT, written)))
+				err = write_runs(vol, written, n, src);
+		}
+		if (err)
+			break;
+		src += chunk;
+		pos += chunk;
+		len -= chunk;
+	}
+	free(blk);
+	if (err < 0 && !vol->error.err)
+		vol_error(vol, err, TUX3_NONE, inode->inum, pos,
+			  "cannot write data: %s", strerror(-err));
+	if (pos > inode->size)
+		inode->size = pos;
+	return err < 0 ? err : 0;
+}
+
+struct end_ctx {
+	uint64_t end;
+};
+
+static int mapped_end(void *ctx, const struct extent *x)
+{
+	struct end_ctx *e = ctx;
+	if (x->physical && x->logical + x->count > e->end)
+		e->end = x->logical + x->count;
+	return 0;
+}
+
+/* Punch every block the version maps from keep on. */
+static int punch_from(struct tux3_volume *vol, struct inode *inode,
+		      uint64_t keep)
+{
+	struct end_ctx e = { keep };
+	uint64_t written[RUN_BLOCKS];
+	int err = filemap_walk(vol, inode, keep, TUX3_KEY_LIMIT, mapped_end,
+			       &e);
+	for (uint64_t at = keep; at < e.end && !err;) {
+		uint64_t n = e.end - at < RUN_BLOCKS ? e.end - at : RUN_BLOCKS;
+		err = update(vol, inode, at, n, VEXT_PUNCH, written);
+		at += n;
+	}
+	return err;
+}
+
+int vinode_truncate(struct tux3_volume *vol, struct inode *inode,
+		    uint64_t size)
+{
+	unsigned bits = vol->blockbits, bs = vol->blocksize;
+	int err = 0;
+
+	if (size > iattr_max_size(bits))
+		return -EFBIG;
+	if (size < inode->size) {
+		if ((err = room_check(vol, inode)) ||
+		    (err = punch_from(vol, inode, (size + bs - 1) >> bits)))
+			return err;
+		if (size & (bs - 1)) {
+			/* the tail of the last block zeroed, as a later grow
+			 * must read zeros there */
+			uint64_t physical, run;
+			err = filemap_lookup(vol, inode, size >> bits,
+					     &physical, &run);
+			uint8_t *zero = err || !physical ? NULL : calloc(1, bs);
+			if (!err && physical && !zero)
+				return -ENOMEM;
+			if (zero)
+				err = vinode_write_data(vol, inode, zero,
+					bs - (unsigned)(size & (bs - 1)), size);
+			free(zero);
+		}
+	}
+	inode->size = size;
+	return err;
+}
+
+/* The data of every version: the vleaf tree, or the unversioned map. */
+static int free_all_data(struct tux3_volume *vol, struct inode *inode)
+{
+	if (!inode->dtree)
+		return 0;
+	if (vfilemap_is_versioned(vol, inode))
+		return vfilemap_destroy(vol, inode);
+	tux3_clear_error(vol);
+	return inode_free_unversioned(vol, inode);
+}
+
+/*
+ * The inode leaves the selected version: its data there punched, its
+ * attributes made absent there.  When no version reads it any more, the
+ * blob goes with every version's data and atoms, and its number is free.
+ */
+int vinode_destroy(struct tux3_volume *vol, struct inode *inode)
+{
+	int err = vinode_truncate(vol, inode, 0);
+	if (err)
+		return err;
+	/* the view keeps only the shared data tree: every other key the
+	 * version read becomes absent in it */
+	struct inode gone = { .inum = inode->inum, .dtree = inode->dtree,
+			      .present = inode->dtree ?
+					 1u << ATTR_DATA_BTREE : 0 };
+	if ((err = inode_store(vol, &gone)))
+		goto out;
+	/* the view's atom references (merge settled the others) */
+	for (unsigned i = 0; i < inode->nxattr && !err; i++)
+		err = atom_put(vol, inode->xattrs[i].atom);
+	uint8_t *disk = NULL;
+	unsigned dlen = 0;
+	bool any = true;
+	if (!err)
+		err = itree_blob(vol, inode->inum, &disk, &dlen);
+	if (!err && dlen)
+		err = vinode_read_by_any(vol, inode->inum, disk, dlen, &any);
+	if (!err && !any) {
+		/* read by no version: the whole inode goes */
+		inode->dtree = gone.dtree;
+		if (!(err = vinode_release_atoms(vol, inode->inum, disk,
+						 dlen)) &&
+		    !(err = free_all_data(vol, inode)) &&
+		    !(err = inode_delete(vol, inode->inum))) {
+			vol->super.usedinodes--;
+			vol->super_dirty = true;
+		}
+	}
+	free(disk);
+out:
+	inode_free(&gone);
+	return err;
+}
+
+/*
+ * A snapshot delete's plan applied to one inode: every attribute list and
+ * the data tree's element lists, then the inode itself if no version
+ * reads it any more.  Processing an inode a second time changes nothing
+ * (the dying labels' elements are gone after the first).
+ */
+int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
+			const struct vdelete_plan *plan)
+{
+	struct vattrs x = { 0 };
+	uint8_t *disk = NULL, *buf = NULL;
+	unsigned dlen = 0, bad_at = 0;
+	int err = itree_blob(vol, inum, &disk, &dlen);
+	if (err || !dlen)
+		goto out;
+	if ((err = vattrs_decode(disk, dlen, &x, &bad_at))) {
+		if (err == -EUCLEAN)
+			err = vol_error(vol, err, TUX3_NONE, inum, bad_at,
+					"inode %" PRIu64 ": attribute blob "
+					"damaged at byte %u", inum, bad_at);
+		goto out;
+	}
+	if ((err = vattrs_delete(vol->vt, plan, &x)))
+		goto out;
+	/* the data tree's lists (the root is one shared attribute) */
+	struct inode data = { .inum = inum };
+	const struct vattr *t = vattrs_get(vol->vt, &x, VERSION_ORIGIN,
+					   VATTR_KEY(ATTR_DATA_BTREE, 0));
+	if (t && t->len == 8)
+		data.dtree = be64(t->data);
+	if (data.dtree && vfilemap_is_versioned(vol, &data)) {
+		uint64_t before = data.dtree;
+		if ((err = vfilemap_delete(vol, &data, vol->vt, plan)))
+			goto out;
+		if (data.dtree != before) {
+			uint8_t root[8];
+			put_be64(root, data.dtree);
+			err = vattrs_set_shared(&x, VATTR_KEY(ATTR_DATA_BTREE,
+				0), data.dtree ? root : NULL, 8);
+			if (err)
+				goto out;
+		}
+	}
+	tux3_clear_error(vol);
+	if (!vattrs_inode_live(vol->vt, &x)) {
+		for (unsigned i = 0; i < x.n && !err; i++)
+			if (x.a[i].key >> 16 == ATTR_XATTR && !x.a[i].absent)
+				err = atom_put(vol, x.a[i].key & 0xffff);
+		if (!err)
+			err = free_all_data(vol, &data);
+		if (!err)
+			err = inode_delete(vol, inum);
+		if (!err) {
+			vol->super.usedinodes--;
+			vol->super_dirty = true;
+		}
+		goto out;
+	}
+	unsigned cap = dlen + 64;
+	if (!(buf = malloc(cap))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	int n = vattrs_encode(&x, buf, cap);
+	if (n < 0)
+		err = n;
+	else if ((unsigned)n != dlen || memcmp(buf, disk, dlen))
+		err = itree_store(vol, inum, buf, (unsigned)n);
+out:
+	vattrs_free(&x);
+	free(disk);
+	free(buf);
+	return err;
+}
