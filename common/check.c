@@ -185,8 +185,24 @@ static int ns_inode(void *ctx, const struct tux3_stat *st,
 {
 	struct nscheck *c = ctx;
 	(void)leafblock; (void)bloblen;
+	uint32_t mode = st->mode, nlink = st->nlink;
 	if (st->ino < TUX3_ROOT_INO)
 		return 1;	/* internal inodes have no names */
+	if (vinode_applies(c->vol, st->ino)) {
+		/* the selected version's inode, or none in this version */
+		struct inode inode;
+		int err = inode_load(c->vol, st->ino, &inode);
+		if (err == -ENOMEM)
+			return err;
+		tux3_clear_error(c->vol);
+		if (err == -ENOENT)
+			return 1;
+		if (!err) {
+			mode = inode.mode;
+			nlink = inode.nlink;
+			inode_free(&inode);
+		}
+	}
 	if (c->count == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 1024;
 		void *n = realloc(c->v, ncap * sizeof(*c->v));
@@ -196,8 +212,8 @@ static int ns_inode(void *ctx, const struct tux3_stat *st,
 		c->cap = ncap;
 	}
 	c->v[c->count++] = (struct nsnode){ .inum = st->ino & (TUX3_KEY_LIMIT - 1),
-		.dtype = inode_dtype(st->mode) & 15, .orphan = st->orphan,
-		.nlink = st->nlink };
+		.dtype = inode_dtype(mode) & 15, .orphan = st->orphan,
+		.nlink = nlink };
 	return 1;	/* names only: no need for its data tree */
 }
 

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "fsck_internal.h"
+#include "version.h"
 
 #define ATOM_LIMIT 65536	/* atoms are 16 bits in XATTR attributes */
 
@@ -615,6 +616,50 @@ static int check_dict(struct pass6 *p)
 
 /* ---- the uses ---- */
 
+static int unknown_add(struct pass6 *p, tux3_ino_t inum, unsigned atom)
+{
+	if (p->nunknown == p->capunknown) {
+		size_t ncap = p->capunknown ? p->capunknown * 2 : 16;
+		void *n = realloc(p->unknown, ncap * sizeof(*p->unknown));
+		if (!n)
+			return -ENOMEM;
+		p->unknown = n;
+		p->capunknown = ncap;
+	}
+	p->unknown[p->nunknown++] = (struct unknown_use){ inum, atom };
+	return 0;
+}
+
+/* On a volume with versions an atom has one reference per XATTR
+ * attribute of any version (vinode.c): every label's value counts. */
+static int versioned_uses(struct pass6 *p, tux3_ino_t inum,
+			  const uint8_t *blob, unsigned len)
+{
+	struct vattrs x;
+	unsigned bad_at;
+	int err = vattrs_decode(blob, len, &x, &bad_at);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		p->incomplete = true;
+		return 0;
+	}
+	for (unsigned i = 0; i < x.n && !err; i++) {
+		unsigned atom = x.a[i].key & 0xffff;
+		if (x.a[i].key >> 16 != ATTR_XATTR || x.a[i].absent)
+			continue;
+		if (atom < p->at->count && p->at->names[atom]) {
+			if (p->uses[atom] < UINT32_MAX)
+				p->uses[atom]++;
+		} else if (!x.a[i].label) {
+			/* the live version's: removable as ever */
+			err = unknown_add(p, inum, atom);
+		}
+	}
+	vattrs_free(&x);
+	return err;
+}
+
 static int use_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 		    const uint8_t *leaf, uint64_t lo, uint64_t hi)
 {
@@ -630,6 +675,12 @@ static int use_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 		if (ileaf_blob(leaf, vol->blocksize, ibase + k, &blob, &len) ||
 		    !len)
 			continue;
+		if (vinode_applies(vol, ibase + k)) {
+			int err = versioned_uses(p, ibase + k, blob, len);
+			if (err)
+				return err;
+			continue;
+		}
 		int err = inode_from_blob(vol, ibase + k, blob, len, blocknr,
 					  &inode);
 		if (err == -ENOMEM)
@@ -646,20 +697,7 @@ static int use_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 					p->uses[atom]++;
 				continue;
 			}
-			if (p->nunknown == p->capunknown) {
-				size_t ncap = p->capunknown ? p->capunknown * 2
-							    : 16;
-				void *n = realloc(p->unknown,
-						  ncap * sizeof(*p->unknown));
-				if (!n) {
-					err = -ENOMEM;
-					break;
-				}
-				p->unknown = n;
-				p->capunknown = ncap;
-			}
-			p->unknown[p->nunknown++] = (struct unknown_use){
-				ibase + k, atom };
+			err = unknown_add(p, ibase + k, atom);
 		}
 		inode_free(&inode);
 		if (err)

@@ -926,6 +926,55 @@ static int p1_type(struct p4 *p, struct inode *inode, bool size_big)
 	}
 }
 
+static int end_of(void *ctx, const struct extent *x)
+{
+	uint64_t *end = ctx;
+	if (x->logical + x->count > *end)
+		*end = x->logical + x->count;
+	return 0;
+}
+
+/* The size checks are the live version's: in a versioned tree, only the
+ * blocks it reads count (the walk counted every version's). */
+static int live_dataend(struct p4 *p, tux3_ino_t inum, uint64_t dtree)
+{
+	struct tux3_volume *vol = p->vol;
+	struct inode t = { .inum = inum, .dtree = dtree };
+	if (!vol->vt || !dtree || p->cur.data_bad ||
+	    !vfilemap_is_versioned(vol, &t)) {
+		tux3_clear_error(vol);
+		return 0;
+	}
+	uint64_t end = 0;
+	int err = vfilemap_walk(vol, &t, vol->vt, VERSION_ORIGIN, 0,
+				TUX3_KEY_LIMIT, end_of, &end);
+	if (err == -ENOMEM)
+		return err;
+	tux3_clear_error(vol);
+	if (!err)
+		p->cur.dataend = end;
+	return 0;
+}
+
+/* On a volume with versions: an inode the live version does not have,
+ * which a snapshot does.  Its blocks count like any inode's; its
+ * attributes are the snapshot's (pass 9 checks their lists, and the
+ * namespace of each version). */
+static bool snapshot_only(struct tux3_volume *vol, tux3_ino_t inum,
+			  const struct inode *inode, const uint8_t *blob,
+			  unsigned len)
+{
+	struct vattrs x;
+	unsigned bad_at;
+	if (!vinode_applies(vol, inum) ||
+	    (inode->present & (1u << ATTR_MODE_OWNER)) ||
+	    vattrs_decode(blob, len, &x, &bad_at))
+		return false;
+	bool live = vattrs_inode_live(vol->vt, &x);
+	vattrs_free(&x);
+	return live;
+}
+
 static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		    unsigned len, uint64_t leafblock)
 {
@@ -951,7 +1000,10 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 	p->cur.r.flags |= d.flags;
 	p->cur.r.fixes += d.fixes;
 	bool whole = !err, size_big = false;
-	if (!whole) {
+	bool elsewhere = whole && snapshot_only(vol, inum, &inode, blob, len);
+	if (elsewhere) {
+		/* nothing of the live version's to check: only its data */
+	} else if (!whole) {
 		/* the root and the internal inodes are not cleared: without
 		 * them the volume is not usable at all */
 		want(p, fsck_problem(f, P4_INODE_BAD, inum > TUX3_ROOT_INO,
@@ -986,8 +1038,11 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		d.library_refuses = true;
 	if ((err = data_walk(p, inum, inode.dtree, &p1_ops, NULL)))
 		goto out;
+	if ((err = live_dataend(p, inum, inode.dtree)))
+		goto out;
 
-	if (!p->cur.quiet && !d.library_refuses && f->res->found == found) {
+	if (!p->cur.quiet && !elsewhere && !d.library_refuses &&
+	    f->res->found == found) {
 		/* nothing found: the library must agree, or something this
 		 * pass does not know about makes the inode unreadable */
 		struct inode check;
@@ -1007,7 +1062,7 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		}
 		err = 0;
 	}
-	if (!p->cur.quiet && !f->stop)
+	if (!p->cur.quiet && !elsewhere && !f->stop)
 		err = p1_type(p, &inode, size_big);
 out:
 	inode_free(&inode);

@@ -210,6 +210,10 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"versions", 0, "remove inode 3" },
 	[P9_ELEMENT_BAD] = { "PASS9_ELEMENT_BAD", 9,
 		"inode %" U ": versioned data: %s", 0, NULL },
+	[P9_ATTR_BAD] = { "PASS9_ATTR_BAD", 9,
+		"inode %" U ": versioned attributes: %s", 0, NULL },
+	[P9_NAMESPACE] = { "PASS9_NAMESPACE", 9,
+		"snapshot %s: %s", 0, NULL },
 	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
 };
 

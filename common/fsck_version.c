@@ -38,30 +38,125 @@ static void element_problem(void *ctx, unsigned label, const char *what)
 		     (uint64_t)e->inum, what);
 }
 
+static void attr_problem(void *ctx, unsigned label, const char *what)
+{
+	struct elements *e = ctx;
+	fsck_problem(e->f, P9_ATTR_BAD, false,
+		     FSCK_AT(.inum = e->inum, .have = label),
+		     (uint64_t)e->inum, what);
+}
+
+/* The attribute lists of one inode (EL1-EL3 per kind and atom). */
+static int check_attr_lists(struct elements *e, tux3_ino_t inum)
+{
+	struct tux3_volume *vol = e->f->vol;
+	struct vattrs x;
+	uint8_t *blob;
+	unsigned len, bad_at;
+	int err = itree_blob(vol, inum, &blob, &len);
+	if (!err && len && !(err = vattrs_decode(blob, len, &x, &bad_at))) {
+		e->inum = inum;
+		vattrs_check(vol->vt, &x, attr_problem, e);
+		vattrs_free(&x);
+	}
+	free(blob);
+	tux3_clear_error(vol);
+	return err == -ENOMEM ? err : 0;	/* damage: pass 4's */
+}
+
 static int element_inode(void *ctx, const struct tux3_stat *st,
 			 tux3_block_t leafblock, unsigned bloblen)
 {
 	struct elements *e = ctx;
 	struct tux3_volume *vol = e->f->vol;
-	struct inode inode;
+	/* the data tree every version shares (its root is not versioned) */
+	struct inode inode = { .inum = st->ino, .dtree = st->dtree_root };
 	(void)leafblock; (void)bloblen;
-	if (!st->dtree_root || inode_load(vol, st->ino, &inode)) {
-		tux3_clear_error(vol);
-		return 1;	/* pass 4 reports what does not load */
-	}
-	if (vfilemap_is_versioned(vol, &inode)) {
+	if (st->ino >= TUX3_ROOT_INO && check_attr_lists(e, st->ino))
+		return -ENOMEM;
+	if (st->dtree_root && vfilemap_is_versioned(vol, &inode)) {
 		e->inum = st->ino;
 		e->last[0] = 0;
 		e->files++;
 		int r = vfilemap_check(vol, &inode, vol->vt, element_problem, e);
-		if (r == -ENOMEM) {
-			inode_free(&inode);
+		if (r == -ENOMEM)
 			return r;
-		}
 	}
 	tux3_clear_error(vol);
-	inode_free(&inode);
 	return 1;		/* its children are not needed */
+}
+
+/* ---- every snapshot's namespace ---- */
+
+struct ns_report {
+	struct fsck *f;
+	const char *name;
+};
+
+static void ns_problem(void *ctx, enum tux3_ns_problem what, uint64_t inum,
+		       uint64_t dir, uint64_t have, uint64_t want)
+{
+	struct ns_report *r = ctx;
+	char text[200];
+	switch (what) {
+	case TUX3_NS_DANGLING:
+		snprintf(text, sizeof(text), "directory %" PRIu64 " names "
+			 "inode %" PRIu64 ", which it does not have", dir,
+			 inum);
+		break;
+	case TUX3_NS_TYPE:
+		snprintf(text, sizeof(text), "directory %" PRIu64 ": entry "
+			 "type %" PRIu64 " for inode %" PRIu64 " of type %"
+			 PRIu64, dir, have, inum, want);
+		break;
+	case TUX3_NS_DIR_TWICE:
+		snprintf(text, sizeof(text), "directory %" PRIu64 " has "
+			 "more than one name", inum);
+		break;
+	case TUX3_NS_UNREACHABLE:
+		snprintf(text, sizeof(text), "inode %" PRIu64 " is not "
+			 "reachable from the root", inum);
+		break;
+	case TUX3_NS_NLINK:
+		snprintf(text, sizeof(text), "inode %" PRIu64 ": link count "
+			 "%" PRIu64 ", should be %" PRIu64, inum, have, want);
+		break;
+	default:
+		snprintf(text, sizeof(text), "inode %" PRIu64 ": cannot be "
+			 "read (directory %" PRIu64 ")", inum, dir);
+		break;
+	}
+	fsck_problem(r->f, P9_NAMESPACE, false, FSCK_AT(.inum = inum),
+		     r->name, text);
+}
+
+/* Pass 5 checks the live version; the snapshots are checked here, each
+ * seen through the library as a reader of that version sees it. */
+static int check_namespaces(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	struct vtree *vt = vol->vt;
+	unsigned checked = 0;
+	int err = 0;
+	for (unsigned l = 1; l < vt->top && !err && !f->stop; l++) {
+		if (!vtree_used(vt, l) || vtree_ghost(vt, l) ||
+		    (vt->v[l].flags & VERSION_DYING))
+			continue;
+		struct ns_report r = { f, vt->v[l].name };
+		if ((err = tux3_version_select(vol, vt->v[l].name)))
+			break;
+		err = tux3_check_namespace(vol, ns_problem, &r);
+		if (err > 0)
+			err = 0;
+		checked++;
+	}
+	tux3_version_select(vol, NULL);
+	tux3_clear_error(vol);
+	if (err == -ENOMEM)
+		return err;
+	fsck_info(f, "versions: %u snapshot namespace%s checked", checked,
+		  checked == 1 ? "" : "s");
+	return 0;
 }
 
 static int element_error(void *ctx, const struct tux3_error *err)
@@ -194,7 +289,8 @@ int fsck_pass9(struct fsck *f)
 		fsck_info(f, "versions: %u labels, %u ghosts",
 			  vol->vt->used, vol->vt->ghosts);
 		/* the element rules need a sound tree */
-		return tree_bad ? 0 : check_elements(f);
+		int err = tree_bad ? 0 : check_elements(f);
+		return err || tree_bad ? err : check_namespaces(f);
 	}
 	return 0;
 }

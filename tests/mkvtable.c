@@ -1,7 +1,7 @@
 /*
  * mkvtable: give a test volume a version table (fsck pass 9's cases).
  *
- *   mkvtable IMAGE ok|ghost1|dying|dup-tag|vfile
+ *   mkvtable IMAGE ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr
  *
  * ok: two snapshots, 'monday' (tag 7, of the origin) and 'tuesday' (tag 8,
  * of monday).  The others break one rule of the table on purpose: a
@@ -9,10 +9,15 @@
  * vfile: ok, plus /versioned, a 4-block file whose block 1 the live
  * version rewrote after the snapshots (so monday and tuesday keep the old
  * block by relabelling) and whose block 2 tuesday punched: a vleaf tree.
+ * snap-ns, snap-attr: ok, then /only-tuesday created in tuesday through
+ * the file operations, and its blob damaged: snap-ns makes the inode
+ * absent in tuesday (tuesday's root names an inode it does not have),
+ * snap-attr moves its mode to label 9, which is not in the tree.
  * The volume must not have versions yet (the library writes the first
  * table of a volume only).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 #include "version.h"
@@ -50,6 +55,41 @@ static int versioned_file(struct tux3_volume *vol, struct vtree *vt)
 	return err;
 }
 
+/* /only-tuesday made in tuesday, then its blob damaged as mode says. */
+static int snapshot_file(struct tux3_volume *vol, const char *mode)
+{
+	struct vattrs x;
+	uint8_t *blob, out[4096];
+	unsigned len, bad_at, label;
+	tux3_ino_t ino;
+	int err = tux3_version_select(vol, "tuesday");
+	if (!err)
+		err = tux3_create(vol, TUX3_ROOT_INO, "only-tuesday", 12, 0644,
+				  0, 0, &ino);
+	if (!err && tux3_write(vol, ino, "tuesday\n", 8, 0) != 8)
+		err = -EIO;
+	if (err || (err = tux3_sync(vol)) ||
+	    (err = itree_blob(vol, ino, &blob, &len)))
+		return err;
+	err = vattrs_decode(blob, len, &x, &bad_at);
+	free(blob);
+	if (err)
+		return err;
+	label = (unsigned)vtree_find_tag(vol->vt, 8);
+	for (unsigned i = 0; i < x.n; i++)
+		if (x.a[i].key == VATTR_KEY(1, 0) && x.a[i].label == label)
+			x.a[i].label = !strcmp(mode, "snap-attr") ? 9 : label;
+	if (!strcmp(mode, "snap-ns"))
+		err = vattrs_set(vol->vt, &x, &label, VATTR_KEY(1, 0), NULL,
+				 0, 0);
+	int n = err ? err : vattrs_encode(&x, out, sizeof(out));
+	vattrs_free(&x);
+	if (n < 0)
+		return n;
+	err = itree_store(vol, ino, out, (unsigned)n);
+	return err ? err : tux3_sync(vol);
+}
+
 int main(int argc, char **argv)
 {
 	static struct vtree vt;
@@ -59,7 +99,7 @@ int main(int argc, char **argv)
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkvtable IMAGE "
-			"ok|ghost1|dying|dup-tag|vfile\n");
+			"ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr\n");
 		return 2;
 	}
 	if (tux3_open_err(argv[1], TUX3_OPEN_RDWR, &vol, msg, sizeof(msg))) {
@@ -87,11 +127,14 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(argv[2], "dup-tag")) {
 		vt.v[b].tag = 7;
-	} else if (strcmp(argv[2], "ok")) {
+	} else if (strcmp(argv[2], "ok") && strcmp(argv[2], "snap-ns") &&
+		   strcmp(argv[2], "snap-attr")) {
 		fprintf(stderr, "mkvtable: unknown table %s\n", argv[2]);
 		return 2;
 	}
-	if (vtable_save(vol, &vt) || tux3_umount(vol)) {
+	bool snap = !strncmp(argv[2], "snap-", 5);
+	if (vtable_save(vol, &vt) || (snap && (tux3_sync(vol) ||
+	    snapshot_file(vol, argv[2]))) || tux3_umount(vol)) {
 		fprintf(stderr, "mkvtable: %s\n",
 			tux3_error_text(vol, msg, sizeof(msg)));
 		return 1;

@@ -114,7 +114,7 @@ static struct tux3_volume *open_writer(const char *path)
 {
 	struct tux3_volume *vol;
 	char msg[512];
-	if (tux3_open_err(path, TUX3_OPEN_RDWR | TUX3_OPEN_VERSIONED_WRITER,
+	if (tux3_open_err(path, TUX3_OPEN_RDWR,
 			  &vol, msg, sizeof(msg))) {
 		fprintf(stderr, "vbench: %s\n", msg);
 		exit(1);
