@@ -204,7 +204,7 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"version table: %s", 0, NULL },
 	[P9_DELETE_PENDING] = { "PASS9_DELETE_PENDING", 9,
 		"a snapshot delete was interrupted: %" U " labels are still "
-		"dying", 0, NULL },
+		"dying", 1, "finish the delete" },
 	[P9_STRAY_VTABLE] = { "PASS9_STRAY_VTABLE", 9,
 		"inode 3 holds a version table, but the volume has no "
 		"versions", 0, "remove inode 3" },

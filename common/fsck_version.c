@@ -230,6 +230,31 @@ static int read_table(struct tux3_volume *vol, char *why, size_t len)
 	return 1;
 }
 
+/*
+ * A delete a crash interrupted is a normal state, as a pending orphan is:
+ * its plan is in the table, and the next read-write open finishes it.
+ * Checking reports it; repairing finishes it (its commits included).
+ */
+static int finish_delete(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	uint64_t count = vol->vpending->count;
+	if (!fsck_repairing(f)) {
+		fsck_info(f, "a snapshot delete was interrupted: %" PRIu64
+			  " labels are still dying (normal after a crash; "
+			  "the next read-write open finishes it)", count);
+		return 0;
+	}
+	if (!fsck_problem(f, P9_DELETE_PENDING, true,
+			  FSCK_AT(.inum = TUX3_VTABLE_INO), count))
+		return 0;
+	int err = version_delete_resume(vol);
+	if (err == -ENOMEM)
+		return err;
+	fsck_fixed(f, err);
+	return 0;
+}
+
 int fsck_pass9(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
@@ -282,10 +307,11 @@ int fsck_pass9(struct fsck *f)
 	if (table == 1) {
 		struct tree_report r = { f };
 		unsigned tree_bad = vtree_check(vol->vt, tree_problem, &r);
-		if (vol->vpending && vol->vpending->count)
-			fsck_problem(f, P9_DELETE_PENDING, false,
-				     FSCK_AT(.inum = TUX3_VTABLE_INO),
-				     (uint64_t)vol->vpending->count);
+		if (!tree_bad && vol->vpending && vol->vpending->count) {
+			int err = finish_delete(f);
+			if (err)
+				return err;
+		}
 		fsck_info(f, "versions: %u labels, %u ghosts",
 			  vol->vt->used, vol->vt->ghosts);
 		/* the element rules need a sound tree */

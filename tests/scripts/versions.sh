@@ -4,6 +4,9 @@
 #   versions/tree          tux3debug versions: the tree, indented, counts
 #   versions/list          snapshot list: name, tag, label, time
 #   versions/ghost, dying  a ghost and an interrupted delete shown as such
+#   versions/dying-fsck-n  fsck -fn: the interrupted delete is information
+#                          (exit 0, image unchanged)
+#   versions/dying-fsck-y  fsck -fy finishes it (exit 1), then clean
 #   versions/magic         the superblock shows the versions magic, the
 #                          extension record the VERSIONS bit
 #   versions/write         tux3debug -w writes in the live version (a
@@ -57,6 +60,26 @@ check dying "label 0: live (the origin), 1 child
   label 1: 'monday' tag 7, made 1970-01-01 00:00:00.000000001 UTC
 dying: label 2: dying (a delete in progress)
 1 snapshot, 0 ghosts" "$dbg" -R versions "$d"
+
+# an interrupted delete is a normal state: -n reports it and exits 0
+# without writing, -y finishes it, then it is gone
+sum=$(sha256sum < "$d")
+out=$("$build/fsck.tux3" -fnv "$d" 2>&1); rc=$?
+if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q "delete was interrupted" &&
+   [ "$(sha256sum < "$d")" = "$sum" ]; then
+	pass dying-fsck-n
+else
+	fail dying-fsck-n "exit $rc: $out"
+fi
+out=$("$build/fsck.tux3" -fy "$d" 2>&1); rc=$?
+out2=$("$build/fsck.tux3" -fnv "$d" 2>&1); rc2=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "PASS9_DELETE_PENDING" &&
+   [ $rc2 -eq 0 ] && ! printf '%s' "$out2" | grep -q "interrupted" &&
+   ! "$dbg" -R versions "$d" | grep -q dying; then
+	pass dying-fsck-y
+else
+	fail dying-fsck-y "exit $rc then $rc2: $out $out2"
+fi
 
 if "$dbg" -R super "$img" | grep -q "^magic.*'ver1': with versions" &&
    "$dbg" -R super "$img" | grep -q "^incompat *0x00000001"; then
