@@ -156,6 +156,17 @@ int filemap_set(struct tux3_volume *vol, struct inode *inode,
 			inode->dtree = root_pack(r);
 			return 0;
 		}
+		/* a new home for all of it (a small file rewritten, such as
+		 * the version table) keeps it direct */
+		if (physical && !logical && count >= r.count &&
+		    count <= MAX_DIRECT) {
+			if ((err = release_blocks(vol, r.block, r.count)))
+				return err;
+			r = (struct root){ .direct = true, .block = physical,
+					   .count = (unsigned)count };
+			inode->dtree = root_pack(r);
+			return 0;
+		}
 		/* unmapping its tail shortens it */
 		if (!physical && logical < r.count &&
 		    logical + count >= r.count) {

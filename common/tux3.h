@@ -336,6 +336,12 @@ int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx);
 int tux3_version_list(struct tux3_volume *vol,
 		      struct tux3_version_info **list, unsigned *count);
 
+/* Data blocks each version alone reads (what deleting it would give
+ * back), by label: exclusive[label] for label < n.  Scans every file with
+ * versioned data.  -ENOENT: no snapshots. */
+int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
+		       unsigned n);
+
 /*
  * The version later calls read and write: the snapshot named name, or the
  * live filesystem (NULL or "").  Every read and write call of this header

@@ -82,6 +82,41 @@ unsigned velist_heirs(struct vtree *vt, const struct velem *e, unsigned n,
 	return h;
 }
 
+/* The one readable version below label (itself included) that inherits
+ * what label reads, or -1 when none or several do (slots set). */
+static int sole_heir(struct vtree *vt, unsigned label)
+{
+	int found = !vtree_ghost(vt, label) ? (int)label : -1;
+	unsigned sp = 0, pushed = 1;
+	vt->stack[sp++] = (uint16_t)label;
+	while (sp) {
+		unsigned l = vt->stack[--sp];
+		for (unsigned i = 0; i < vt->nchild[l]; i++) {
+			unsigned c = vtree_child(vt, l, i);
+			if (vt->slot[c])
+				continue;
+			if (!vtree_ghost(vt, c)) {
+				if (found >= 0)
+					return -1;
+				found = (int)c;
+			}
+			if (pushed++ >= VERSION_LABELS || sp >= VERSION_LABELS)
+				return -1;
+			vt->stack[sp++] = (uint16_t)c;
+		}
+	}
+	return found;
+}
+
+int velist_sole_reader(struct vtree *vt, const struct velem *e, unsigned n,
+		       unsigned i)
+{
+	slots_set(vt, e, n);
+	int r = sole_heir(vt, e[i].label);
+	slots_clear(vt, e, n);
+	return r;
+}
+
 int velist_add(struct velem *e, unsigned *n, unsigned cap, unsigned label,
 	       uint64_t phys)
 {

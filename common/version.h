@@ -150,6 +150,11 @@ int velist_read(struct vtree *vt, const struct velem *e, unsigned n,
 unsigned velist_heirs(struct vtree *vt, const struct velem *e, unsigned n,
 		      unsigned i);
 
+/* The only non-ghost version reading element i, or -1 (none, several):
+ * whose deletion would free the element's block. */
+int velist_sole_reader(struct vtree *vt, const struct velem *e, unsigned n,
+		       unsigned i);
+
 /*
  * Prepare a write by version *label at this address.  On return:
  *   >= 0  index of the element *label now owns exclusively: write there
@@ -228,6 +233,9 @@ int vext_update(struct vtree *vt, struct vextents *x, unsigned *label,
 		uint64_t logical, uint32_t count, enum vext_mode mode,
 		valloc_fn alloc, vfree_fn free_fn, void *ctx,
 		uint64_t *written, int64_t birth_ns);
+/* Blocks only one version reads, added to exclusive[that label]. */
+void vext_exclusive(struct vtree *vt, const struct vextents *x,
+		    uint64_t *exclusive);
 /* A delete's plan applied to every block of the set. */
 int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		struct vextents *x, vfree_fn free_fn, void *ctx);

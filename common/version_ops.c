@@ -14,6 +14,7 @@
  * Every inode takes part: its attribute lists, its data's lists, and
  * the inode itself when no version reads it any more.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,52 @@ static int apply_plan(struct tux3_volume *vol, const struct vdelete_plan *plan)
 				"deleting a snapshot");
 	for (size_t i = 0; i < f.n && !err; i++)
 		err = vinode_apply_delete(vol, f.ino[i], plan);
+	free(f.ino);
+	return err;
+}
+
+int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
+		       unsigned n)
+{
+	struct tux3_walk_ops ops = { .inode = collect_inode };
+	struct files f = { 0 };
+	uint64_t *all = calloc(VERSION_LABELS, sizeof(*all));
+	int err = all ? 0 : -ENOMEM;
+
+	tux3_clear_error(vol);
+	if (!err && !vol->vt)
+		err = vol_error(vol, -ENOENT, TUX3_NONE, TUX3_VTABLE_INO,
+				TUX3_NONE, "the volume has no snapshots");
+	if (!err)
+		err = tux3_walk(vol, &ops, &f);
+	for (size_t i = 0; i < f.n && !err; i++) {
+		uint8_t *blob;
+		unsigned len;
+		struct vattrs x;
+		unsigned bad_at;
+		if ((err = itree_blob(vol, f.ino[i], &blob, &len)) || !len)
+			continue;
+		/* the data tree root: one label-0 attribute (vinode.c) */
+		if (!(err = vattrs_decode(blob, len, &x, &bad_at))) {
+			const struct vattr *t = vattrs_get(vol->vt, &x, 0,
+				VATTR_KEY(ATTR_DATA_BTREE, 0));
+			struct inode inode = { .inum = f.ino[i],
+				.dtree = t && t->len == 8 ? be64(t->data) : 0 };
+			vattrs_free(&x);
+			if (inode.dtree && vfilemap_is_versioned(vol, &inode))
+				err = vfilemap_exclusive(vol, &inode, vol->vt,
+							 all);
+			tux3_clear_error(vol);
+		} else if (err == -EUCLEAN) {
+			err = vol_error(vol, err, TUX3_NONE, f.ino[i], bad_at,
+					"inode %" PRIu64 ": attribute blob "
+					"damaged at byte %u", f.ino[i], bad_at);
+		}
+		free(blob);
+	}
+	for (unsigned l = 0; l < n && !err; l++)
+		exclusive[l] = l < VERSION_LABELS ? all[l] : 0;
+	free(all);
 	free(f.ino);
 	return err;
 }

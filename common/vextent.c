@@ -350,3 +350,25 @@ unsigned vext_check(struct vtree *vt, const struct vextents *x,
 	}
 	return bad;
 }
+
+void vext_exclusive(struct vtree *vt, const struct vextents *x,
+		    uint64_t *exclusive)
+{
+	struct velem e[VERSION_LABELS];
+	if (!x->n)
+		return;
+	uint64_t pos = x->r[0].logical, hi = 0;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->r[i].logical + x->r[i].count > hi)
+			hi = x->r[i].logical + x->r[i].count;
+	while (pos < hi) {
+		uint64_t next = next_boundary(x, pos, hi);
+		unsigned m = elements_at(x, pos, e, VERSION_LABELS);
+		for (unsigned i = 0; i < m; i++) {
+			int r = e[i].phys ? velist_sole_reader(vt, e, m, i) : -1;
+			if (r >= 0)
+				exclusive[r] += next - pos;
+		}
+		pos = next;
+	}
+}

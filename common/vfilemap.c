@@ -785,8 +785,10 @@ int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
 
 /* ---- checking ---- */
 
-int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
-		   struct vtree *vt, vcheck_fn fn, void *ctx)
+/* Every leaf's records in turn, in logical order (read only). */
+static int each_leaf(struct tux3_volume *vol, const struct inode *inode,
+		     void (*fn)(void *ctx, const struct vextents *x),
+		     void *ctx)
 {
 	enum tree_kind kind;
 	int err;
@@ -798,14 +800,13 @@ int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
 	struct btree bt = tree_of(vol, inode, &vdtree_ops);
 	struct cursor c = { 0 };
 	struct vextents x;
-	unsigned bad = 0;
 	if (vext_alloc(&x, vleaf_capacity(vol->blocksize)))
 		return -ENOMEM;
 	err = btree_probe(&bt, 0, &c);
 	while (!err) {
 		if ((err = load_leaf(cursor_leaf(&c), &x)))
 			break;
-		bad += vext_check(vt, &x, fn, ctx);
+		fn(ctx, &x);
 		err = btree_next_leaf(&c);
 		if (err == 1)
 			err = 0;
@@ -814,7 +815,46 @@ int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
 	}
 	cursor_release(&c);
 	free(x.r);
-	return err < 0 ? err : (int)bad;
+	return err;
+}
+
+struct check_ctx {
+	struct vtree *vt;
+	vcheck_fn fn;
+	void *ctx;
+	unsigned bad;
+};
+
+static void check_leaf(void *ctx, const struct vextents *x)
+{
+	struct check_ctx *c = ctx;
+	c->bad += vext_check(c->vt, x, c->fn, c->ctx);
+}
+
+int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
+		   struct vtree *vt, vcheck_fn fn, void *ctx)
+{
+	struct check_ctx c = { vt, fn, ctx, 0 };
+	int err = each_leaf(vol, inode, check_leaf, &c);
+	return err < 0 ? err : (int)c.bad;
+}
+
+struct exclusive_ctx {
+	struct vtree *vt;
+	uint64_t *exclusive;
+};
+
+static void exclusive_leaf(void *ctx, const struct vextents *x)
+{
+	struct exclusive_ctx *e = ctx;
+	vext_exclusive(e->vt, x, e->exclusive);
+}
+
+int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
+		       struct vtree *vt, uint64_t *exclusive)
+{
+	struct exclusive_ctx e = { vt, exclusive };
+	return each_leaf(vol, inode, exclusive_leaf, &e);
 }
 
 /* ---- destroying ---- */

@@ -79,4 +79,9 @@ int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode);
 int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
 		   struct vtree *vt, vcheck_fn fn, void *ctx);
 
+/* Data blocks only one version reads, added to exclusive[label] (an
+ * array of VERSION_LABELS): what deleting that version would free. */
+int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
+		       struct vtree *vt, uint64_t *exclusive);
+
 #endif

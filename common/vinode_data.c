@@ -248,6 +248,39 @@ out:
 	return err;
 }
 
+static unsigned xattr_uses(const struct vattrs *x, uint32_t key)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < x->n; i++)
+		n += x->a[i].key == key && !x->a[i].absent;
+	return n;
+}
+
+/* The atom references of the XATTR attributes a delete dropped: one per
+ * attribute (vinode.c's rule); a delete only drops and relabels, so the
+ * difference in count per atom is what went. */
+static int put_dropped_atoms(struct tux3_volume *vol, const uint8_t *disk,
+			     unsigned dlen, const struct vattrs *after)
+{
+	struct vattrs before;
+	unsigned bad_at;
+	int err = vattrs_decode(disk, dlen, &before, &bad_at);
+	for (unsigned i = 0; i < before.n && !err; i++) {
+		uint32_t key = before.a[i].key;
+		bool first = true;
+		for (unsigned j = 0; j < i && first; j++)
+			first = before.a[j].key != key;
+		if (key >> 16 != ATTR_XATTR || !first)
+			continue;
+		unsigned had = xattr_uses(&before, key);
+		unsigned left = xattr_uses(after, key);
+		for (unsigned k = left; k < had && !err; k++)
+			err = atom_put(vol, key & 0xffff);
+	}
+	vattrs_free(&before);
+	return err;
+}
+
 /*
  * A snapshot delete's plan applied to one inode: every attribute list and
  * the data tree's element lists, then the inode itself if no version
@@ -270,7 +303,8 @@ int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 					"damaged at byte %u", inum, bad_at);
 		goto out;
 	}
-	if ((err = vattrs_delete(vol->vt, plan, &x)))
+	if ((err = vattrs_delete(vol->vt, plan, &x)) ||
+	    (err = put_dropped_atoms(vol, disk, dlen, &x)))
 		goto out;
 	/* the data tree's lists (the root is one shared attribute) */
 	struct inode data = { .inum = inum };

@@ -1,0 +1,306 @@
+/*
+ * Layer: vinode.c, vinode_data.c -- the file operations in a version:
+ * snapshots isolate data, sizes, modes, xattrs and names; an inode made
+ * after a snapshot is absent from it, one unlinked lives on in it; the
+ * implicit child of a written snapshot survives a reopen; deleting gives
+ * back exactly what only the snapshot read; an inode whose versions no
+ * longer fit its leaf is refused with ENOSPC, the volume left sound.
+ */
+#include <sys/stat.h>
+#include "fixtures.h"
+#include "tux3_fsck.h"
+#include "tux3_walk.h"
+#include "version.h"
+
+static const char *fresh(void)
+{
+	return scratch_volume(12, 32 << 20, TUX3_FEATURE_COMPAT_DEFAULT);
+}
+
+static struct tux3_volume *open_rw(const char *path)
+{
+	struct tux3_volume *vol = NULL;
+	char msg[512];
+	int err = tux3_open_err(path, TUX3_OPEN_RDWR, &vol, msg, sizeof(msg));
+	if (err)
+		fprintf(stderr, "open: %s\n", msg);
+	CHECK_EQ(err, 0);
+	return vol;
+}
+
+static tux3_ino_t make_file(struct tux3_volume *vol, const char *name,
+			    const char *text)
+{
+	tux3_ino_t ino = 0;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, name, strlen(name), 0100644,
+			     0, 0, &ino), 0);
+	CHECK_EQ(tux3_write(vol, ino, text, strlen(text), 0),
+		 (long long)strlen(text));
+	return ino;
+}
+
+/* The file's content in the selected version ("" when absent). */
+static const char *content(struct tux3_volume *vol, const char *path)
+{
+	static char buf[256];
+	tux3_ino_t ino;
+	buf[0] = 0;
+	if (tux3_lookup_path(vol, path, &ino)) {
+		tux3_clear_error(vol);
+		return "";
+	}
+	ssize_t n = tux3_read(vol, ino, buf, sizeof(buf) - 1, 0);
+	CHECK(n >= 0);
+	buf[n] = 0;
+	return buf;
+}
+
+static void in_version(struct tux3_volume *vol, const char *name)
+{
+	CHECK_EQ(tux3_version_select(vol, name), 0);
+}
+
+static int show_problem(void *ctx, const struct tux3_fsck_problem *p)
+{
+	(void)ctx;
+	fprintf(stderr, "fsck: %s\n", p->text);
+	return 0;
+}
+
+/* fsck's checking engine finds nothing. */
+static void fsck_clean(const char *path)
+{
+	struct tux3_fsck_result res;
+	static const struct tux3_fsck_ops ops = { .problem = show_problem };
+	char msg[256];
+	int rc = tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
+			       sizeof(msg));
+	if (rc || res.found)
+		fprintf(stderr, "fsck: rc %d, %u problems\n", rc,
+			(unsigned)res.found);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(res.found, 0);
+}
+
+TEST(snapshot_isolates_data_and_names)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "hello");
+	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
+	CHECK_EQ(tux3_write(vol, a, "HELLO world", 11, 0), 11);
+	make_file(vol, "b", "bee");
+	CHECK(!strcmp(content(vol, "/a"), "HELLO world"));
+	in_version(vol, "s1");
+	CHECK(!strcmp(tux3_version_selected(vol), "s1"));
+	CHECK(!strcmp(content(vol, "/a"), "hello"));
+	CHECK(!strcmp(content(vol, "/b"), ""));	/* made after s1 */
+	/* a write and an unlink in the snapshot stay there */
+	CHECK_EQ(tux3_write(vol, a, "snap", 4, 0), 4);
+	CHECK(!strcmp(content(vol, "/a"), "snapo"));
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "a", 1), 0);
+	CHECK(!strcmp(content(vol, "/a"), ""));
+	in_version(vol, NULL);
+	CHECK(!strcmp(content(vol, "/a"), "HELLO world"));
+	CHECK(!strcmp(content(vol, "/b"), "bee"));
+	/* unlinked in the live version, it lives on in a snapshot of it */
+	CHECK_EQ(tux3_snapshot_create(vol, "s2", NULL), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "b", 1), 0);
+	CHECK(!strcmp(content(vol, "/b"), ""));
+	in_version(vol, "s2");
+	CHECK(!strcmp(content(vol, "/b"), "bee"));
+	in_version(vol, NULL);
+	/* its number is not given to a new inode */
+	tux3_ino_t c = make_file(vol, "c", "sea");
+	struct tux3_stat st;
+	in_version(vol, "s2");
+	CHECK_EQ(tux3_lookup_path(vol, "/b", &st.ino), 0);
+	CHECK(st.ino != c);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+
+	/* all of it after a reopen (replay) */
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK(!strcmp(content(vol, "/a"), "HELLO world"));
+	in_version(vol, "s1");
+	CHECK(!strcmp(content(vol, "/a"), ""));
+	in_version(vol, "s2");
+	CHECK(!strcmp(content(vol, "/a"), "HELLO world"));
+	CHECK(!strcmp(content(vol, "/b"), "bee"));
+	CHECK_EQ(tux3_version_select(vol, "nope"), -ENOENT);
+	tux3_close(vol);
+}
+
+TEST(snapshot_isolates_attributes_and_xattrs)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "x");
+	CHECK_EQ(tux3_setxattr(vol, a, "user.k", "v0", 2, 0), 0);
+	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
+	struct tux3_setattr sa = { .valid = TUX3_SET_MODE, .mode = 0600 };
+	CHECK_EQ(tux3_setattr(vol, a, &sa), 0);
+	CHECK_EQ(tux3_setxattr(vol, a, "user.k", "v1", 2, 0), 0);
+	CHECK_EQ(tux3_setxattr(vol, a, "user.new", "n", 1, 0), 0);
+	CHECK_EQ(tux3_truncate(vol, a, 5000), 0);
+	char v[8] = { 0 };
+	struct tux3_stat st;
+	CHECK_EQ(tux3_stat(vol, a, &st), 0);
+	CHECK_EQ(st.mode & 07777, 0600);
+	CHECK_EQ(st.size, 5000);
+	CHECK_EQ(tux3_getxattr(vol, a, "user.k", v, sizeof(v)), 2);
+	CHECK(!memcmp(v, "v1", 2));
+	in_version(vol, "s1");
+	CHECK_EQ(tux3_stat(vol, a, &st), 0);
+	CHECK_EQ(st.mode & 07777, 0644);
+	CHECK_EQ(st.size, 1);
+	CHECK_EQ(tux3_getxattr(vol, a, "user.k", v, sizeof(v)), 2);
+	CHECK(!memcmp(v, "v0", 2));
+	CHECK_EQ(tux3_getxattr(vol, a, "user.new", v, sizeof(v)), -ENODATA);
+	/* removing the snapshot's xattr leaves the live one */
+	CHECK_EQ(tux3_removexattr(vol, a, "user.k"), 0);
+	in_version(vol, NULL);
+	CHECK_EQ(tux3_getxattr(vol, a, "user.k", v, sizeof(v)), 2);
+	CHECK(!memcmp(v, "v1", 2));
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);	/* the atom counts hold every version's */
+}
+
+TEST(write_to_snapshot_with_children_makes_implicit_child)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "base");
+	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
+	CHECK_EQ(tux3_snapshot_create(vol, "s1b", "s1"), 0);
+	in_version(vol, "s1");
+	CHECK_EQ(tux3_write(vol, a, "S1", 2, 0), 2);
+	CHECK(!strcmp(content(vol, "/a"), "S1se"));
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	struct tux3_version_info *list;
+	unsigned n, ghosts = 0;
+	CHECK_EQ(tux3_version_list(vol, &list, &n), 0);
+	for (unsigned i = 0; i < n; i++)
+		ghosts += list[i].ghost;
+	free(list);
+	CHECK_EQ(ghosts, 1);	/* s1's old label, read by s1b */
+	in_version(vol, "s1");
+	CHECK(!strcmp(content(vol, "/a"), "S1se"));
+	in_version(vol, "s1b");
+	CHECK(!strcmp(content(vol, "/a"), "base"));
+	in_version(vol, NULL);
+	CHECK(!strcmp(content(vol, "/a"), "base"));
+	tux3_close(vol);
+}
+
+static uint64_t free_blocks(struct tux3_volume *vol)
+{
+	struct tux3_statfs sf;
+	CHECK_EQ(tux3_statfs(vol, &sf), 0);
+	return sf.bfree;
+}
+
+TEST(delete_gives_back_exactly_what_only_it_read)
+{
+	static uint8_t buf[64 << 12];
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	memset(buf, 'a', sizeof(buf));
+	tux3_ino_t a = make_file(vol, "a", "");
+	CHECK_EQ(tux3_write(vol, a, buf, sizeof(buf), 0), (long long)sizeof(buf));
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
+	memset(buf, 'b', 16 << 12);
+	CHECK_EQ(tux3_write(vol, a, buf, 16 << 12, 0), 16 << 12);
+	CHECK_EQ(tux3_sync(vol), 0);
+
+	uint64_t excl[8] = { 0 };
+	CHECK_EQ(tux3_version_space(vol, excl, 8), 0);
+	CHECK_EQ(excl[0], 16);	/* the live version's new blocks */
+	CHECK_EQ(excl[1], 16);	/* the old ones s1 keeps */
+	/* with the log folded in before and after (log blocks aside), the
+	 * delete's net effect is the blocks only s1 read */
+	CHECK_EQ(tux3_unify(vol), 0);
+	CHECK_EQ(tux3_unify(vol), 0);
+	uint64_t before = free_blocks(vol);
+	CHECK_EQ(tux3_snapshot_delete(vol, "s1"), 0);
+	CHECK_EQ(tux3_unify(vol), 0);
+	CHECK_EQ(tux3_unify(vol), 0);
+	CHECK_EQ(free_blocks(vol), before + 16);
+	CHECK_EQ(tux3_version_select(vol, "s1"), -ENOENT);
+	CHECK_EQ(tux3_snapshot_delete(vol, "s1"), -ENOENT);
+	CHECK(content(vol, "/a")[0] == 'b');
+	CHECK_EQ(tux3_check_alloc(vol, NULL, NULL), 0);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+}
+
+TEST(inode_only_a_deleted_snapshot_had_goes_with_it)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	make_file(vol, "keep", "k");
+	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
+	in_version(vol, "s1");
+	tux3_ino_t only = make_file(vol, "only", "in s1");
+	CHECK_EQ(tux3_setxattr(vol, only, "user.s1", "1", 1, 0), 0);
+	in_version(vol, NULL);
+	CHECK_EQ(tux3_sync(vol), 0);
+	uint64_t used = 0;
+	struct tux3_statfs sf;
+	CHECK_EQ(tux3_statfs(vol, &sf), 0);
+	used = sf.files - sf.ffree;
+	CHECK_EQ(tux3_snapshot_delete(vol, "s1"), 0);
+	CHECK_EQ(tux3_statfs(vol, &sf), 0);
+	CHECK_EQ(sf.files - sf.ffree, used - 1);
+	struct tux3_stat st;
+	CHECK_EQ(tux3_stat(vol, only, &st), -ENOENT);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);	/* its atom went too */
+}
+
+TEST(inode_full_of_versions_is_refused_cleanly)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "x");
+	int err = 0;
+	unsigned made = 0;
+	char name[16];
+	/* each snapshot keeps a different mode and time of the file */
+	for (unsigned i = 0; i < 400 && !err; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
+		struct tux3_setattr sa = { .valid = TUX3_SET_MODE |
+					   TUX3_SET_MTIME,
+					   .mode = 0400 + (i & 0377),
+					   .mtime_ns = (int64_t)i * 1000 };
+		err = tux3_setattr(vol, a, &sa);
+		made += !err;
+	}
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(made > 20);
+	CHECK(strstr(tux3_last_error(vol)->what, "snapshot") != NULL);
+	tux3_clear_error(vol);
+	/* data changes are refused before they start */
+	CHECK_EQ(tux3_write(vol, a, "y", 1, 0), -ENOSPC);
+	tux3_clear_error(vol);
+	CHECK(!strcmp(content(vol, "/a"), "x"));
+	/* deleting snapshots makes room again */
+	for (unsigned i = 0; i < made / 2; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_delete(vol, name), 0);
+	}
+	CHECK_EQ(tux3_write(vol, a, "y", 1, 0), 1);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+}
+
+int main(void)
+{
+	return run_tests("vinode");
+}
