@@ -10,7 +10,8 @@
  *                          after a snapshot: blocks allocated (metadata
  *                          and data) by that commit
  *
- * create and change open the volume as a versioned writer; they change it.
+ * create and change go through the public API (tux3_snapshot_create,
+ * tux3_write, tux3_sync); they change the volume.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -122,27 +123,13 @@ static struct tux3_volume *open_writer(const char *path)
 	return vol;
 }
 
-/* A snapshot of the live version, committed: the table only. */
-static int snapshot(struct tux3_volume *vol, uint32_t tag)
-{
-	static struct vtree vt;
-	if (vol->vt)
-		memcpy(&vt, vol->vt, sizeof(vt));
-	else
-		vtree_init(&vt);
-	int l = vtree_snapshot(&vt, 0, tag, 0);
-	if (l < 0 || vtable_save(vol, &vt))
-		return -1;
-	return tux3_sync(vol);
-}
-
 static int cmd_create(const char *path)
 {
 	struct tux3_volume *vol = open_writer(path);
 	struct writes w;
 	watch(vol, &w);
 	double t = now();
-	if (snapshot(vol, 77)) {
+	if (tux3_snapshot_create(vol, "bench-create", NULL)) {
 		fprintf(stderr, "vbench: snapshot failed\n");
 		return 1;
 	}
@@ -153,39 +140,36 @@ static int cmd_create(const char *path)
 	return tux3_umount(vol) ? 1 : 0;
 }
 
+/* Blocks the commit of a one-block rewrite at block `at` writes. */
+static int change_one(struct tux3_volume *vol, tux3_ino_t ino, uint64_t at,
+		      uint64_t *blocks)
+{
+	static uint8_t buf[65536];
+	struct writes w;
+	memset(buf, (int)(at & 0xff) + 1, vol->blocksize);
+	watch(vol, &w);
+	if (tux3_write(vol, ino, buf, vol->blocksize, at * vol->blocksize) !=
+	    (ssize_t)vol->blocksize || tux3_sync(vol))
+		return -1;
+	*blocks = w.blocks;
+	return 0;
+}
+
 static int cmd_change(const char *path, const char *file)
 {
 	struct tux3_volume *vol = open_writer(path);
-	struct inode inode;
 	tux3_ino_t ino;
-	uint64_t written;
-	unsigned label = VERSION_ORIGIN;
-	if (snapshot(vol, 78) || tux3_lookup_path(vol, file, &ino) ||
-	    inode_load(vol, ino, &inode)) {
+	uint64_t first, second;
+	if (tux3_snapshot_create(vol, "bench-change", NULL) ||
+	    tux3_lookup_path(vol, file, &ino)) {
 		fprintf(stderr, "vbench: %s: cannot set up\n", file);
 		return 1;
 	}
-	struct writes w;
-	watch(vol, &w);
-	/* first change: the file's tree becomes versioned leaves */
-	if (vfilemap_update(vol, &inode, vol->vt, &label, 0, 1, VEXT_REDIRECT,
-			    &written) || inode_store(vol, &inode) ||
-	    tux3_sync(vol)) {
+	/* the first change converts the file's map to versioned leaves */
+	if (change_one(vol, ino, 0, &first) || change_one(vol, ino, 1, &second)) {
 		fprintf(stderr, "vbench: change failed\n");
 		return 1;
 	}
-	uint64_t first = w.blocks;
-	watch(vol, &w);
-	inode_free(&inode);
-	if (inode_load(vol, ino, &inode) ||
-	    vfilemap_update(vol, &inode, vol->vt, &label, 1, 1, VEXT_REDIRECT,
-			    &written) || inode_store(vol, &inode) ||
-	    tux3_sync(vol)) {
-		fprintf(stderr, "vbench: change failed\n");
-		return 1;
-	}
-	uint64_t second = w.blocks;
-	inode_free(&inode);
 	printf("one block rewritten after a snapshot: %" PRIu64 " blocks "
 	       "written by the commit (the first change of the file: its map "
 	       "becomes versioned leaves), %" PRIu64 " for the next one-block "
