@@ -209,11 +209,14 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"inode 3 holds a version table, but the volume has no "
 		"versions", 0, "remove inode 3" },
 	[P9_ELEMENT_BAD] = { "PASS9_ELEMENT_BAD", 9,
-		"inode %" U ": versioned data: %s", 0, NULL },
+		"inode %" U ": versioned data: %s", 0,
+		"drop the bad elements" },
 	[P9_ATTR_BAD] = { "PASS9_ATTR_BAD", 9,
-		"inode %" U ": versioned attributes: %s", 0, NULL },
+		"inode %" U ": versioned attributes: %s", 0,
+		"drop the bad elements" },
 	[P9_NAMESPACE] = { "PASS9_NAMESPACE", 9,
-		"snapshot %s: %s", 0, NULL },
+		"snapshot %s: %s", 0,
+		"repair it in the snapshot as pass 5 would" },
 	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
 };
 

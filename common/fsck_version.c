@@ -18,32 +18,56 @@
 #include "version.h"
 #include "vfilemap.h"
 
-/* ---- the element lists of every versioned file ---- */
+/* ---- the element lists of every inode ---- */
+
+/* What one inode's lists show: the first problem and how many more. */
+struct list_report {
+	unsigned count;
+	unsigned label;
+	char first[200];
+};
+
 struct elements {
 	struct fsck *f;
 	tux3_ino_t inum;
 	unsigned files;
-	char last[200];		/* an element is seen at every block it
-				 * covers: report it once per file */
+	struct list_report data, attrs;
+	tux3_ino_t *fix;	/* inodes to repair after the walk */
+	size_t nfix, capfix;
 };
+
+static void note(struct list_report *r, unsigned label, const char *what)
+{
+	if (!r->count++) {
+		r->label = label;
+		snprintf(r->first, sizeof(r->first), "%s", what);
+	}
+}
 
 static void element_problem(void *ctx, unsigned label, const char *what)
 {
-	struct elements *e = ctx;
-	if (!strcmp(e->last, what))
-		return;
-	snprintf(e->last, sizeof(e->last), "%s", what);
-	fsck_problem(e->f, P9_ELEMENT_BAD, false,
-		     FSCK_AT(.inum = e->inum, .have = label),
-		     (uint64_t)e->inum, what);
+	note(&((struct elements *)ctx)->data, label, what);
 }
 
 static void attr_problem(void *ctx, unsigned label, const char *what)
 {
-	struct elements *e = ctx;
-	fsck_problem(e->f, P9_ATTR_BAD, false,
-		     FSCK_AT(.inum = e->inum, .have = label),
-		     (uint64_t)e->inum, what);
+	note(&((struct elements *)ctx)->attrs, label, what);
+}
+
+/* One problem per inode and kind of list; yes to either repairs both. */
+static bool report(struct elements *e, unsigned id, struct list_report *r)
+{
+	char text[260];
+	if (!r->count)
+		return false;
+	if (r->count > 1)
+		snprintf(text, sizeof(text), "%s (and %u more)", r->first,
+			 r->count - 1);
+	else
+		snprintf(text, sizeof(text), "%s", r->first);
+	return fsck_problem(e->f, id, true,
+			    FSCK_AT(.inum = e->inum, .have = r->label),
+			    (uint64_t)e->inum, text);
 }
 
 /* The attribute lists of one inode (EL1-EL3 per kind and atom). */
@@ -55,7 +79,6 @@ static int check_attr_lists(struct elements *e, tux3_ino_t inum)
 	unsigned len, bad_at;
 	int err = itree_blob(vol, inum, &blob, &len);
 	if (!err && len && !(err = vattrs_decode(blob, len, &x, &bad_at))) {
-		e->inum = inum;
 		vattrs_check(vol->vt, &x, attr_problem, e);
 		vattrs_free(&x);
 	}
@@ -72,62 +95,200 @@ static int element_inode(void *ctx, const struct tux3_stat *st,
 	/* the data tree every version shares (its root is not versioned) */
 	struct inode inode = { .inum = st->ino, .dtree = st->dtree_root };
 	(void)leafblock; (void)bloblen;
+	e->inum = st->ino;
+	e->data = e->attrs = (struct list_report){ 0 };
 	if (st->ino >= TUX3_ROOT_INO && check_attr_lists(e, st->ino))
 		return -ENOMEM;
 	if (st->dtree_root && vfilemap_is_versioned(vol, &inode)) {
-		e->inum = st->ino;
-		e->last[0] = 0;
 		e->files++;
 		int r = vfilemap_check(vol, &inode, vol->vt, element_problem, e);
 		if (r == -ENOMEM)
 			return r;
 	}
 	tux3_clear_error(vol);
+	bool fix = report(e, P9_ATTR_BAD, &e->attrs);
+	fix |= report(e, P9_ELEMENT_BAD, &e->data);
+	if (fix && st->ino >= TUX3_ROOT_INO) {
+		if (e->nfix == e->capfix) {
+			size_t cap = e->capfix ? e->capfix * 2 : 16;
+			void *p = realloc(e->fix, cap * sizeof(*e->fix));
+			if (!p)
+				return -ENOMEM;
+			e->fix = p;
+			e->capfix = cap;
+		}
+		e->fix[e->nfix++] = st->ino;
+	}
 	return 1;		/* its children are not needed */
+}
+
+static int element_error(void *ctx, const struct tux3_error *err)
+{
+	(void)ctx; (void)err;
+	return 0;		/* passes 3 and 4 report damage */
+}
+
+/* EL1-EL3 of every inode's lists (labels used, one element per label per
+ * address, no orphan element), repaired after the walk when wanted. */
+static int check_elements(struct fsck *f)
+{
+	struct tux3_walk_ops ops = { .inode = element_inode,
+				     .error = element_error };
+	struct elements e = { .f = f };
+	int err = tux3_walk(f->vol, &ops, &e);
+	tux3_clear_error(f->vol);
+	if (err == -ENOMEM)
+		goto out;
+	err = 0;
+	for (size_t i = 0; i < e.nfix && !err; i++) {
+		int r = vinode_repair(f->vol, e.fix[i]);
+		if (r == -ENOMEM)
+			err = r;
+		else
+			fsck_fixed(f, r);
+	}
+	fsck_info(f, "versions: %u versioned file%s", e.files,
+		  e.files == 1 ? "" : "s");
+out:
+	free(e.fix);
+	return err;
 }
 
 /* ---- every snapshot's namespace ---- */
 
-struct ns_report {
-	struct fsck *f;
-	const char *name;
+struct ns_prob {
+	enum tux3_ns_problem what;
+	uint64_t inum, dir, have, want;
 };
 
-static void ns_problem(void *ctx, enum tux3_ns_problem what, uint64_t inum,
+struct ns_list {
+	struct ns_prob *v;
+	size_t n, cap;
+	bool overflow;
+};
+
+static void ns_collect(void *ctx, enum tux3_ns_problem what, uint64_t inum,
 		       uint64_t dir, uint64_t have, uint64_t want)
 {
-	struct ns_report *r = ctx;
-	char text[200];
-	switch (what) {
+	struct ns_list *l = ctx;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *v = cap <= (1u << 20) ?
+			  realloc(l->v, cap * sizeof(*l->v)) : NULL;
+		if (!v) {
+			l->overflow = true;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct ns_prob){ what, inum, dir, have, want };
+}
+
+static void ns_text(const struct ns_prob *p, char *text, size_t len)
+{
+	switch (p->what) {
 	case TUX3_NS_DANGLING:
-		snprintf(text, sizeof(text), "directory %" PRIu64 " names "
-			 "inode %" PRIu64 ", which it does not have", dir,
-			 inum);
+		snprintf(text, len, "directory %" PRIu64 " names inode %"
+			 PRIu64 ", which it does not have", p->dir, p->inum);
 		break;
 	case TUX3_NS_TYPE:
-		snprintf(text, sizeof(text), "directory %" PRIu64 ": entry "
-			 "type %" PRIu64 " for inode %" PRIu64 " of type %"
-			 PRIu64, dir, have, inum, want);
+		snprintf(text, len, "directory %" PRIu64 ": entry type %"
+			 PRIu64 " for inode %" PRIu64 " of type %" PRIu64,
+			 p->dir, p->have, p->inum, p->want);
 		break;
 	case TUX3_NS_DIR_TWICE:
-		snprintf(text, sizeof(text), "directory %" PRIu64 " has "
-			 "more than one name", inum);
+		snprintf(text, len, "directory %" PRIu64 " has more than one "
+			 "name", p->inum);
 		break;
 	case TUX3_NS_UNREACHABLE:
-		snprintf(text, sizeof(text), "inode %" PRIu64 " is not "
-			 "reachable from the root", inum);
+		snprintf(text, len, "inode %" PRIu64 " is not reachable from "
+			 "the root", p->inum);
 		break;
 	case TUX3_NS_NLINK:
-		snprintf(text, sizeof(text), "inode %" PRIu64 ": link count "
-			 "%" PRIu64 ", should be %" PRIu64, inum, have, want);
+		snprintf(text, len, "inode %" PRIu64 ": link count %" PRIu64
+			 ", should be %" PRIu64, p->inum, p->have, p->want);
 		break;
 	default:
-		snprintf(text, sizeof(text), "inode %" PRIu64 ": cannot be "
-			 "read (directory %" PRIu64 ")", inum, dir);
+		snprintf(text, len, "inode %" PRIu64 ": cannot be read "
+			 "(directory %" PRIu64 ")", p->inum, p->dir);
 		break;
 	}
-	fsck_problem(r->f, P9_NAMESPACE, false, FSCK_AT(.inum = inum),
-		     r->name, text);
+}
+
+/* The repair pass 5 makes, here in the selected snapshot: an entry
+ * removed or retyped, a link count set (0, or <0).  Others cannot be
+ * fixed here (1). */
+static int ns_fix(struct tux3_volume *vol, const struct ns_prob *p)
+{
+	int r;
+	switch (p->what) {
+	case TUX3_NS_DANGLING:
+	case TUX3_NS_DIR_TWICE:
+		r = fsck_dir_remove_inum(vol, p->dir, p->inum,
+					 p->what == TUX3_NS_DIR_TWICE);
+		return r < 0 ? r : 0;	/* >= 0: entries removed */
+	case TUX3_NS_TYPE:
+		return fsck_dir_retype(vol, p->dir, p->inum,
+				       (unsigned)p->want);
+	case TUX3_NS_NLINK:
+		return fsck_set_nlink(vol, p->inum, (uint32_t)p->want);
+	default:
+		return 1;	/* not fixable */
+	}
+}
+
+static bool ns_fixable(enum tux3_ns_problem what)
+{
+	return what == TUX3_NS_DANGLING || what == TUX3_NS_DIR_TWICE ||
+	       what == TUX3_NS_TYPE || what == TUX3_NS_NLINK;
+}
+
+/* One snapshot: structural problems first, then (counted again after
+ * them) link counts. */
+static int check_namespace(struct fsck *f, const char *name)
+{
+	struct tux3_volume *vol = f->vol;
+	int err = 0;
+	for (int round = 0; round < 2 && !err && !f->stop; round++) {
+		struct ns_list l = { 0 };
+		int r = tux3_check_namespace(vol, ns_collect, &l);
+		tux3_clear_error(vol);
+		if (r == -ENOMEM)
+			err = r;
+		unsigned structural = 0;
+		for (size_t i = 0; i < l.n; i++)
+			structural += l.v[i].what != TUX3_NS_NLINK;
+		for (size_t i = 0; i < l.n && !err && !f->stop; i++) {
+			struct ns_prob *p = &l.v[i];
+			bool nlink = p->what == TUX3_NS_NLINK;
+			/* round 0: all but link counts held back by
+			 * structural repairs; round 1: those */
+			if (round == 0 ? nlink && structural : !nlink)
+				continue;
+			char text[200];
+			ns_text(p, text, sizeof(text));
+			if (!fsck_problem(f, P9_NAMESPACE,
+					  ns_fixable(p->what),
+					  FSCK_AT(.inum = p->inum), name, text))
+				continue;
+			int fixed = ns_fix(vol, p);
+			if (fixed == -ENOMEM)
+				err = fixed;
+			else if (fixed <= 0)
+				fsck_fixed(f, fixed);
+			else
+				f->res->unfixed++;
+			tux3_clear_error(vol);
+		}
+		if (l.overflow)
+			fsck_info(f, "snapshot %s: too many namespace problems "
+				  "to list", name);
+		free(l.v);
+		if (round == 0 && !structural)
+			break;	/* link counts were reported in round 0 */
+	}
+	return err;
 }
 
 /* Pass 5 checks the live version; the snapshots are checked here, each
@@ -142,12 +303,12 @@ static int check_namespaces(struct fsck *f)
 		if (!vtree_used(vt, l) || vtree_ghost(vt, l) ||
 		    (vt->v[l].flags & VERSION_DYING))
 			continue;
-		struct ns_report r = { f, vt->v[l].name };
-		if ((err = tux3_version_select(vol, vt->v[l].name)))
+		/* a repair may move the name to an implicit child: copy */
+		char name[VERSION_NAME_MAX + 1];
+		snprintf(name, sizeof(name), "%s", vt->v[l].name);
+		if ((err = tux3_version_select(vol, name)))
 			break;
-		err = tux3_check_namespace(vol, ns_problem, &r);
-		if (err > 0)
-			err = 0;
+		err = check_namespace(f, name);
 		checked++;
 	}
 	tux3_version_select(vol, NULL);
@@ -156,28 +317,6 @@ static int check_namespaces(struct fsck *f)
 		return err;
 	fsck_info(f, "versions: %u snapshot namespace%s checked", checked,
 		  checked == 1 ? "" : "s");
-	return 0;
-}
-
-static int element_error(void *ctx, const struct tux3_error *err)
-{
-	(void)ctx; (void)err;
-	return 0;		/* passes 3 and 4 report damage */
-}
-
-/* EL1-EL3 of every versioned file (labels used, one element per label
- * per block, no orphan element): vext_check over each leaf. */
-static int check_elements(struct fsck *f)
-{
-	struct tux3_walk_ops ops = { .inode = element_inode,
-				     .error = element_error };
-	struct elements e = { .f = f };
-	int err = tux3_walk(f->vol, &ops, &e);
-	tux3_clear_error(f->vol);
-	if (err == -ENOMEM)
-		return err;
-	fsck_info(f, "versions: %u versioned file%s", e.files,
-		  e.files == 1 ? "" : "s");
 	return 0;
 }
 

@@ -762,6 +762,8 @@ int vinode_destroy(struct tux3_volume *vol, struct inode *inode);
 struct vdelete_plan;
 int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 			const struct vdelete_plan *plan);
+/* fsck: the inode's element lists (attributes and data) repaired. */
+int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
 /* inode_write.c: a blob stored as it is (len 0: the inode deleted) */
 int itree_store(struct tux3_volume *vol, uint64_t inum, const uint8_t *blob,
 		unsigned len);

@@ -318,6 +318,28 @@ int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
 	return 0;
 }
 
+unsigned vattrs_repair(struct vtree *vt, struct vattrs *x)
+{
+	struct velem e[VERSION_LABELS];
+	struct gone g = { .idx = malloc((x->n + 1) * sizeof(unsigned)) };
+	if (!g.idx)
+		return 0;
+	for (unsigned i = 0; i < x->n; i++) {
+		bool first = true;
+		for (unsigned j = 0; j < i && first; j++)
+			first = x->a[j].key != x->a[i].key;
+		if (!first)
+			continue;
+		unsigned m = elements(x, x->a[i].key, e);
+		velist_repair(vt, e, &m, note_gone, &g);
+	}
+	qsort(g.idx, g.n, sizeof(*g.idx), cmp_desc);
+	for (unsigned k = 0; k < g.n; k++)
+		remove_at(x, g.idx[k]);
+	free(g.idx);
+	return g.n;
+}
+
 unsigned vattrs_check(struct vtree *vt, const struct vattrs *x,
 		      vcheck_fn fn, void *ctx)
 {

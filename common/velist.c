@@ -259,6 +259,27 @@ unsigned velist_delete(struct vtree *vt, const struct vdelete_plan *plan,
 	return changed + velist_normalize(vt, e, n, free_fn, ctx);
 }
 
+unsigned velist_repair(struct vtree *vt, struct velem *e, unsigned *n,
+		       vfree_fn free_fn, void *ctx)
+{
+	unsigned gone = 0;
+	for (unsigned i = 0; i < *n;) {
+		unsigned l = e[i].label;
+		bool bad = l >= vt->top || !vtree_used(vt, l) ||
+			   (vt->v[l].flags & VERSION_DYING) ||
+			   find_label(e, i, l) >= 0;
+		if (!bad) {
+			i++;
+			continue;
+		}
+		if (e[i].phys && free_fn)
+			free_fn(ctx, e[i].phys);
+		remove_at(e, n, i);
+		gone++;
+	}
+	return gone + velist_normalize(vt, e, n, free_fn, ctx);
+}
+
 unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
 		      vcheck_fn fn, void *ctx)
 {

@@ -183,6 +183,12 @@ unsigned velist_delete(struct vtree *vt, const struct vdelete_plan *plan,
 unsigned velist_normalize(struct vtree *vt, struct velem *e, unsigned *n,
 			  vfree_fn free_fn, void *ctx);
 
+/* fsck's repair of one list: elements of labels not in the tree (or
+ * dying) and second elements of a label dropped, then velist_normalize.
+ * Returns how many went. */
+unsigned velist_repair(struct vtree *vt, struct velem *e, unsigned *n,
+		       vfree_fn free_fn, void *ctx);
+
 /* Element-list invariants (EL1-EL3): returns the number of problems. */
 unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
 		      vcheck_fn fn, void *ctx);
@@ -239,6 +245,10 @@ void vext_exclusive(struct vtree *vt, const struct vextents *x,
 /* A delete's plan applied to every block of the set. */
 int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		struct vextents *x, vfree_fn free_fn, void *ctx);
+/* velist_repair on every block of the set (records out of order or
+ * empty are sorted or dropped first). */
+int vext_repair(struct vtree *vt, struct vextents *x, vfree_fn free_fn,
+		void *ctx);
 /* Records sorted, counts >= 1, same-label records disjoint, and every
  * implied element list valid (velist_check): the number of problems. */
 unsigned vext_check(struct vtree *vt, const struct vextents *x,
@@ -299,6 +309,8 @@ bool vattrs_inode_live(struct vtree *vt, const struct vattrs *x);
 /* A delete's plan applied to every key's list. */
 int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		  struct vattrs *x);
+/* velist_repair on every key's list: the number of attributes dropped. */
+unsigned vattrs_repair(struct vtree *vt, struct vattrs *x);
 /* Every key's list valid (velist_check): the number of problems. */
 unsigned vattrs_check(struct vtree *vt, const struct vattrs *x,
 		      vcheck_fn fn, void *ctx);

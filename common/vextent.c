@@ -279,8 +279,13 @@ int vext_write(struct vtree *vt, struct vextents *x, unsigned *label,
 			   NULL, ctx, written, birth_ns);
 }
 
-int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
-		struct vextents *x, vfree_fn free_fn, void *ctx)
+/* One list operation applied to every segment's list, the records
+ * rebuilt; blocks of elements that went are freed block by block. */
+typedef unsigned (*list_op)(struct vtree *vt, const void *arg,
+			    struct velem *e, unsigned *n);
+
+static int transform(struct vtree *vt, struct vextents *x, list_op op,
+		     const void *arg, vfree_fn free_fn, void *ctx)
 {
 	struct velem e[VERSION_LABELS];
 	struct rebuild b;
@@ -303,8 +308,7 @@ int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		struct velem before[VERSION_LABELS];
 		unsigned m0 = m;
 		memcpy(before, e, m * sizeof(*e));
-		velist_delete(vt, plan, e, &m, NULL, NULL);
-		/* blocks of elements that went are freed, block by block */
+		op(vt, arg, e, &m);
 		for (unsigned k = 0; k < m0; k++) {
 			bool kept = false;
 			for (unsigned j = 0; j < m && !kept; j++)
@@ -322,6 +326,38 @@ int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		err = finish(x, &b);
 	free(b.out);
 	return err;
+}
+
+static unsigned delete_op(struct vtree *vt, const void *plan,
+			  struct velem *e, unsigned *n)
+{
+	return velist_delete(vt, plan, e, n, NULL, NULL);
+}
+
+int vext_delete(struct vtree *vt, const struct vdelete_plan *plan,
+		struct vextents *x, vfree_fn free_fn, void *ctx)
+{
+	return transform(vt, x, delete_op, plan, free_fn, ctx);
+}
+
+static unsigned repair_op(struct vtree *vt, const void *arg,
+			  struct velem *e, unsigned *n)
+{
+	(void)arg;
+	return velist_repair(vt, e, n, NULL, NULL);
+}
+
+int vext_repair(struct vtree *vt, struct vextents *x, vfree_fn free_fn,
+		void *ctx)
+{
+	/* the segment sweep wants records in order, none empty */
+	unsigned out = 0;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->r[i].count)
+			x->r[out++] = x->r[i];
+	x->n = out;
+	qsort(x->r, x->n, sizeof(*x->r), cmp_logical_label);
+	return transform(vt, x, repair_op, NULL, free_fn, ctx);
 }
 
 unsigned vext_check(struct vtree *vt, const struct vextents *x,

@@ -693,13 +693,39 @@ static bool same_set(const struct vextents *a, const struct vextents *b)
 	return true;
 }
 
+/* A change to every leaf's records: a delete's plan (plan set) or
+ * fsck's repair of the element lists. */
+static int leaf_op(struct vtree *vt, const struct vdelete_plan *plan,
+		   struct vextents *x, vfree_fn free_fn, void *ctx)
+{
+	return plan ? vext_delete(vt, plan, x, free_fn, ctx) :
+		      vext_repair(vt, x, free_fn, ctx);
+}
+
+static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
+			   struct vtree *vt, const struct vdelete_plan *plan);
+
 int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
 		    struct vtree *vt, const struct vdelete_plan *plan)
+{
+	if (!plan->count)
+		return 0;
+	return apply_to_leaves(vol, inode, vt, plan);
+}
+
+int vfilemap_repair(struct tux3_volume *vol, struct inode *inode,
+		    struct vtree *vt)
+{
+	return apply_to_leaves(vol, inode, vt, NULL);
+}
+
+static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
+			   struct vtree *vt, const struct vdelete_plan *plan)
 {
 	enum tree_kind kind;
 	int err;
 
-	if (!plan->count || !inode->dtree)
+	if (!inode->dtree)
 		return 0;
 	if ((err = tree_kind(vol, inode, &kind)) || kind != TREE_VLEAF)
 		return err;
@@ -729,7 +755,7 @@ int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
 			break;
 		memcpy(y.r, x.r, x.n * sizeof(*x.r));
 		y.n = x.n;
-		err = vext_delete(vt, plan, &y, NULL, NULL);
+		err = leaf_op(vt, plan, &y, NULL, NULL);
 		if (!err && same_set(&x, &y)) {
 			if (hi >= TUX3_KEY_LIMIT)
 				break;
@@ -748,7 +774,7 @@ int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
 			break;
 		u.err = 0;
 		u.freed.n = 0;
-		err = vext_delete(vt, plan, &x, u_free, &u);
+		err = leaf_op(vt, plan, &x, u_free, &u);
 		if (u.err)
 			err = u.err;
 		else if (!err)

@@ -74,6 +74,12 @@ int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
  * version reads any more.  -EINVAL: not a vleaf tree. */
 int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode);
 
+/* fsck's repair: vext_repair on every leaf (elements of labels not in the
+ * tree, second elements of a label and orphans dropped, their blocks
+ * released). */
+int vfilemap_repair(struct tux3_volume *vol, struct inode *inode,
+		    struct vtree *vt);
+
 /* vext_check over every leaf (records of each leaf: order and element
  * lists): the number of problems, or a negative error. */
 int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,

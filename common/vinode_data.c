@@ -281,14 +281,35 @@ static int put_dropped_atoms(struct tux3_volume *vol, const uint8_t *disk,
 	return err;
 }
 
+/* An inode no version has any more: its atoms, its data, its blob. */
+static int drop_inode(struct tux3_volume *vol, const struct vattrs *x,
+		      struct inode *data)
+{
+	int err = 0;
+	for (unsigned i = 0; i < x->n && !err; i++)
+		if (x->a[i].key >> 16 == ATTR_XATTR && !x->a[i].absent)
+			err = atom_put(vol, x->a[i].key & 0xffff);
+	if (!err)
+		err = free_all_data(vol, data);
+	if (!err)
+		err = inode_delete(vol, data->inum);
+	if (!err) {
+		vol->super.usedinodes--;
+		vol->super_dirty = true;
+	}
+	return err;
+}
+
 /*
- * A snapshot delete's plan applied to one inode: every attribute list and
- * the data tree's element lists, then the inode itself if no version
- * reads it any more.  Processing an inode a second time changes nothing
- * (the dying labels' elements are gone after the first).
+ * One inode's element lists reworked, attributes and data alike: by a
+ * snapshot delete's plan (plan set), or by fsck's repair (plan NULL:
+ * elements of labels not in the tree, second elements of a label and
+ * orphans dropped).  Blocks and atom references of what went are given
+ * back, and the inode goes when no version has it any more.  Doing it a
+ * second time changes nothing.
  */
-int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
-			const struct vdelete_plan *plan)
+static int rework(struct tux3_volume *vol, tux3_ino_t inum,
+		  const struct vdelete_plan *plan)
 {
 	struct vattrs x = { 0 };
 	uint8_t *disk = NULL, *buf = NULL;
@@ -303,8 +324,11 @@ int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 					"damaged at byte %u", inum, bad_at);
 		goto out;
 	}
-	if ((err = vattrs_delete(vol->vt, plan, &x)) ||
-	    (err = put_dropped_atoms(vol, disk, dlen, &x)))
+	if (plan)
+		err = vattrs_delete(vol->vt, plan, &x);
+	else
+		vattrs_repair(vol->vt, &x);
+	if (err || (err = put_dropped_atoms(vol, disk, dlen, &x)))
 		goto out;
 	/* the data tree's lists (the root is one shared attribute) */
 	struct inode data = { .inum = inum };
@@ -314,7 +338,9 @@ int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 		data.dtree = be64(t->data);
 	if (data.dtree && vfilemap_is_versioned(vol, &data)) {
 		uint64_t before = data.dtree;
-		if ((err = vfilemap_delete(vol, &data, vol->vt, plan)))
+		err = plan ? vfilemap_delete(vol, &data, vol->vt, plan) :
+			     vfilemap_repair(vol, &data, vol->vt);
+		if (err)
 			goto out;
 		if (data.dtree != before) {
 			uint8_t root[8];
@@ -327,17 +353,7 @@ int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 	}
 	tux3_clear_error(vol);
 	if (!vattrs_inode_live(vol->vt, &x)) {
-		for (unsigned i = 0; i < x.n && !err; i++)
-			if (x.a[i].key >> 16 == ATTR_XATTR && !x.a[i].absent)
-				err = atom_put(vol, x.a[i].key & 0xffff);
-		if (!err)
-			err = free_all_data(vol, &data);
-		if (!err)
-			err = inode_delete(vol, inum);
-		if (!err) {
-			vol->super.usedinodes--;
-			vol->super_dirty = true;
-		}
+		err = drop_inode(vol, &x, &data);
 		goto out;
 	}
 	unsigned cap = dlen + 64;
@@ -355,4 +371,16 @@ out:
 	free(disk);
 	free(buf);
 	return err;
+}
+
+
+int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
+			const struct vdelete_plan *plan)
+{
+	return rework(vol, inum, plan);
+}
+
+int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum)
+{
+	return rework(vol, inum, NULL);
 }

@@ -12,7 +12,8 @@
  * snap-ns, snap-attr: ok, then /only-tuesday created in tuesday through
  * the file operations, and its blob damaged: snap-ns makes the inode
  * absent in tuesday (tuesday's root names an inode it does not have),
- * snap-attr moves its mode to label 9, which is not in the tree.
+ * snap-attr moves its times and size to label 9, which is not in the
+ * tree.
  * The volume must not have versions yet (the library writes the first
  * table of a volume only).
  */
@@ -76,8 +77,9 @@ static int snapshot_file(struct tux3_volume *vol, const char *mode)
 	if (err)
 		return err;
 	label = (unsigned)vtree_find_tag(vol->vt, 8);
+	/* snap-attr: its times and size (kind 3) on label 9 */
 	for (unsigned i = 0; i < x.n; i++)
-		if (x.a[i].key == VATTR_KEY(1, 0) && x.a[i].label == label)
+		if (x.a[i].key == VATTR_KEY(3, 0) && x.a[i].label == label)
 			x.a[i].label = !strcmp(mode, "snap-attr") ? 9 : label;
 	if (!strcmp(mode, "snap-ns"))
 		err = vattrs_set(vol->vt, &x, &label, VATTR_KEY(1, 0), NULL,
