@@ -201,7 +201,8 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P9_VTABLE_BAD] = { "PASS9_VTABLE_BAD", 9,
 		"%s", 0, NULL },
 	[P9_VTABLE_TREE] = { "PASS9_VTABLE_TREE", 9,
-		"version table: %s", 0, NULL },
+		"version table: %s", 0,
+		"retag, or remove the ghost as a delete would" },
 	[P9_DELETE_PENDING] = { "PASS9_DELETE_PENDING", 9,
 		"a snapshot delete was interrupted: %" U " labels are still "
 		"dying", 1, "finish the delete" },

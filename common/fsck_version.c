@@ -322,13 +322,51 @@ static int check_namespaces(struct fsck *f)
 
 struct tree_report {
 	struct fsck *f;
+	bool fixable, yes;
 };
 
 static void tree_problem(void *ctx, unsigned label, const char *what)
 {
 	struct tree_report *r = ctx;
-	fsck_problem(r->f, P9_VTABLE_TREE, false,
-		     FSCK_AT(.inum = TUX3_VTABLE_INO, .have = label), what);
+	r->yes |= fsck_problem(r->f, P9_VTABLE_TREE, r->fixable,
+			       FSCK_AT(.inum = TUX3_VTABLE_INO, .have = label),
+			       what);
+}
+
+/* vtree_repair answers every problem of this table (a tag used twice,
+ * a ghost with fewer than two children), or not: tried on a copy. */
+static bool tree_fixable(const struct vtree *vt)
+{
+	struct vtree *copy = malloc(sizeof(*copy));
+	struct vdelete_plan *plan = malloc(sizeof(*plan));
+	bool ok = copy && plan;
+	if (ok) {
+		memcpy(copy, vt, sizeof(*copy));
+		ok = !vtree_repair(copy, plan) &&
+		     !vtree_check(copy, NULL, NULL);
+	}
+	free(copy);
+	free(plan);
+	return ok;
+}
+
+/* The table's rules (VT1-VT4): 0 when the tree is sound (now). */
+static int check_tree(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	struct tree_report r = { f, false, false };
+	if (!vtree_check(vol->vt, NULL, NULL))
+		return 0;
+	r.fixable = !vol->vpending && tree_fixable(vol->vt);
+	vtree_check(vol->vt, tree_problem, &r);
+	if (!r.yes)
+		return 1;
+	int err = version_repair_table(vol);
+	if (err == -ENOMEM)
+		return err;
+	fsck_fixed(f, err);
+	tux3_clear_error(vol);
+	return err ? 1 : 0;
 }
 
 static void set_marks(struct tux3_volume *vol, bool on)
@@ -444,8 +482,9 @@ int fsck_pass9(struct fsck *f)
 		return 0;
 	}
 	if (table == 1) {
-		struct tree_report r = { f };
-		unsigned tree_bad = vtree_check(vol->vt, tree_problem, &r);
+		int tree_bad = check_tree(f);
+		if (tree_bad < 0)
+			return tree_bad;
 		if (!tree_bad && vol->vpending && vol->vpending->count) {
 			int err = finish_delete(f);
 			if (err)

@@ -784,6 +784,8 @@ int version_delete(struct tux3_volume *vol, const char *name);
 int version_delete_begin(struct tux3_volume *vol, const char *name,
 			 struct vdelete_plan *plan);
 int version_delete_resume(struct tux3_volume *vol);
+/* fsck: vtree_repair made durable, its plan applied to every inode. */
+int version_repair_table(struct tux3_volume *vol);
 
 /* volume.c */
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,

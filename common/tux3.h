@@ -359,7 +359,7 @@ const char *tux3_version_selected(struct tux3_volume *vol);
  * the snapshot named name and gives back every block no other version
  * reads, in two commits (a crash in between is finished at the next
  * read-write open).  -EEXIST name in use, -ENOENT no such snapshot,
- * -ENOSPC no free label, -EINVAL a bad name (1 to 39 bytes).
+ * -ENOSPC no free label, -EINVAL a bad name (1 to 39 bytes, no '/').
  */
 int tux3_snapshot_create(struct tux3_volume *vol, const char *name,
 			 const char *of);

@@ -113,6 +113,10 @@ int vtree_implicit_child(struct vtree *vt, unsigned label, int64_t birth_ns);
  * each element list must do (velist_delete()). */
 int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan);
 void vtree_delete_done(struct vtree *vt, const struct vdelete_plan *plan);
+/* fsck's repair of a table whose parents are sound: a tag used twice
+ * given a fresh one, every ghost with fewer than two children removed as
+ * a delete removes it (plan: what element lists must do). */
+int vtree_repair(struct vtree *vt, struct vdelete_plan *plan);
 
 /*
  * The version table as stored in inode 3 (vtable.c, doc/format.md 17.2):

@@ -28,7 +28,7 @@ static int writer(struct tux3_volume *vol)
 {
 	tux3_clear_error(vol);
 	if (vol->mode != TUX3_OPEN_RDWR)
-		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,
 				 TUX3_NONE, "snapshots need a read-write "
 				 "open");
 	return 0;
@@ -53,10 +53,11 @@ int version_create(struct tux3_volume *vol, const char *name,
 	int err = writer(vol);
 	if (err)
 		return err;
-	if (!name || !*name || strlen(name) > VERSION_NAME_MAX)
-		return vol_error(vol, -EINVAL, TUX3_NONE, TUX3_VTABLE_INO,
-				 TUX3_NONE, "a snapshot name has 1 to %d bytes",
-				 VERSION_NAME_MAX);
+	if (!name || !*name || strlen(name) > VERSION_NAME_MAX ||
+	    strchr(name, '/'))
+		return vol_error(vol, -EINVAL, TUX3_NONE, TUX3_NONE,
+				 TUX3_NONE, "a snapshot name has 1 to %d bytes "
+				 "and no '/'", VERSION_NAME_MAX);
 	/* pending changes first: the snapshot takes what was written */
 	if ((err = tux3_sync(vol)))
 		return err;
@@ -85,7 +86,7 @@ int version_create(struct tux3_volume *vol, const char *name,
 		if (!err && tagp)
 			*tagp = tag;
 	} else {
-		err = vol_error(vol, l, TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
+		err = vol_error(vol, l, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				"snapshot %s: %s", name, l == -EEXIST ?
 				"the name is in use" : l == -ENOENT ?
 				"no snapshot to take it of" : l == -ENOSPC ?
@@ -146,7 +147,7 @@ int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
 
 	tux3_clear_error(vol);
 	if (!err && !vol->vt)
-		err = vol_error(vol, -ENOENT, TUX3_NONE, TUX3_VTABLE_INO,
+		err = vol_error(vol, -ENOENT, TUX3_NONE, TUX3_NONE,
 				TUX3_NONE, "the volume has no snapshots");
 	if (!err)
 		err = tux3_walk(vol, &ops, &f);
@@ -212,7 +213,7 @@ int version_delete_begin(struct tux3_volume *vol, const char *name,
 		return err;
 	if (!vol->vt || vol->vpending)
 		return vol_error(vol, vol->vt ? -EBUSY : -ENOENT, TUX3_NONE,
-				 TUX3_VTABLE_INO, TUX3_NONE, vol->vt ?
+				 TUX3_NONE, TUX3_NONE, vol->vt ?
 				 "a delete is still pending" :
 				 "the volume has no snapshots");
 	struct vtree *vt = table_copy(vol);
@@ -228,7 +229,7 @@ int version_delete_begin(struct tux3_volume *vol, const char *name,
 		vtree_plan_record(vt, plan);
 		err = vtable_save(vol, vt);
 	} else {
-		vol_error(vol, err, TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
+		vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 			  "snapshot %s: %s", name, err == -ENOENT ?
 			  "no such snapshot" : strerror(-err));
 	}
@@ -245,6 +246,26 @@ int version_delete(struct tux3_volume *vol, const char *name)
 	int err = version_delete_begin(vol, name, plan);
 	if (!err)
 		err = delete_finish(vol, plan);
+	free(plan);
+	return err;
+}
+
+int version_repair_table(struct tux3_volume *vol)
+{
+	struct vdelete_plan *plan = malloc(sizeof(*plan));
+	struct vtree *vt = table_copy(vol);
+	int err = plan && vt ? writer(vol) : -ENOMEM;
+	if (!err)
+		err = vtree_repair(vt, plan);
+	if (!err) {
+		vtree_plan_record(vt, plan);
+		err = vtable_save(vol, vt);
+	}
+	if (!err)
+		err = tux3_sync(vol);
+	if (!err && plan->count)
+		err = delete_finish(vol, plan);
+	free(vt);
 	free(plan);
 	return err;
 }

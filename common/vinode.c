@@ -320,7 +320,7 @@ int tux3_version_select(struct tux3_volume *vol, const char *name)
 		return 0;
 	}
 	if (!vol->vt)
-		return vol_error(vol, -ENOENT, TUX3_NONE, TUX3_VTABLE_INO,
+		return vol_error(vol, -ENOENT, TUX3_NONE, TUX3_NONE,
 				 TUX3_NONE, "snapshot %s: the volume has no "
 				 "snapshots", name);
 	struct vtree *vt = vol->vt;
@@ -331,16 +331,13 @@ int tux3_version_select(struct tux3_volume *vol, const char *name)
 			vol->vtag = vt->v[l].tag;
 			return 0;
 		}
-	return vol_error(vol, -ENOENT, TUX3_NONE, TUX3_VTABLE_INO, TUX3_NONE,
+	return vol_error(vol, -ENOENT, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 			 "snapshot %s: no such snapshot", name);
 }
 
 const char *tux3_version_selected(struct tux3_volume *vol)
 {
-	unsigned label;
-	if (!vol->vtag || !vol->vt || vol_label(vol, &label)) {
-		tux3_clear_error(vol);
-		return "";
-	}
-	return vol->vt->v[label].name;
+	/* a getter: no error set or cleared */
+	int l = vol->vtag && vol->vt ? vtree_find_tag(vol->vt, vol->vtag) : -1;
+	return l > 0 ? vol->vt->v[l].name : "";
 }

@@ -206,6 +206,51 @@ int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan)
 	return 0;
 }
 
+int vtree_repair(struct vtree *vt, struct vdelete_plan *plan)
+{
+	uint32_t next = 1;
+	plan->count = 0;
+	if (vtree_derive(vt))
+		return -EUCLEAN;
+	/* a tag used twice: the later labels get fresh ones */
+	for (unsigned l = 1; l < vt->top; l++)
+		if (vtree_used(vt, l) && vt->v[l].tag >= next)
+			next = vt->v[l].tag + 1;
+	for (unsigned l = 1; l < vt->top; l++) {
+		if (!vtree_used(vt, l) || vtree_ghost(vt, l))
+			continue;
+		for (unsigned k = 1; k < l; k++)
+			if (vtree_used(vt, k) && !vtree_ghost(vt, k) &&
+			    vt->v[k].tag == vt->v[l].tag) {
+				vt->v[l].tag = next++;
+				break;
+			}
+	}
+	/* a ghost with fewer than two children goes, as a delete leaves
+	 * it: removed, or its one child promoted into its place */
+	for (bool again = true; again;) {
+		again = false;
+		for (unsigned x = 1; x < vt->top; x++) {
+			if (!vtree_used(vt, x) || !vtree_ghost(vt, x) ||
+			    vt->nchild[x] >= 2)
+				continue;
+			unsigned p = vt->v[x].parent;
+			if (!vt->nchild[x]) {
+				plan_add(plan, x, VERSION_NONE);
+			} else {
+				unsigned c = vtree_child(vt, x, 0);
+				plan_add(plan, x, c);
+				vt->v[c].parent = (uint16_t)p;
+			}
+			remove_label(vt, x);
+			if (vtree_derive(vt))
+				return -EUCLEAN;
+			again = true;
+		}
+	}
+	return 0;
+}
+
 void vtree_delete_done(struct vtree *vt, const struct vdelete_plan *plan)
 {
 	for (unsigned i = 0; i < plan->count; i++) {
