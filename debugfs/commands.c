@@ -59,8 +59,8 @@ int sh_resolve(struct shell *sh, const char *arg, tux3_ino_t *ino)
 		return 0;
 	}
 	char full[8300];
-	if (join_path(sh, arg, full, sizeof(full)))
-		return sh_err(sh, "%s: path too long", arg);
+	if (sh_path(sh, arg, NULL, full, sizeof(full)))
+		return 1;
 	err = tux3_lookup_path(sh->vol, full, ino);
 	if (err)
 		return sh_volerr(sh, arg, err);
@@ -633,14 +633,64 @@ int cmd_readlink(struct shell *sh, int argc, char **argv)
 	return print_link(sh, ino, argv[1]);
 }
 
-/* ---- cd, pwd ---- */
+/* ---- cd, pwd, versions ---- */
 
-/* Join cwd and arg into a normalized absolute path ("." dropped). */
+int sh_select(struct shell *sh, const char *name)
+{
+	if (!strcmp(tux3_version_selected(sh->vol), name))
+		return 0;
+	return tux3_version_select(sh->vol, name);
+}
+
+void sh_restore_version(struct shell *sh)
+{
+	sh->path_chosen = 0;
+	if (!sh->vol) {
+		sh->version[0] = 0;
+		return;
+	}
+	if (!sh_select(sh, sh->version))
+		return;
+	tux3_clear_error(sh->vol);
+	sh_warn(sh, "snapshot %s is gone: back in the live version at /",
+		sh->version);
+	sh->version[0] = 0;
+	sh->cwd = TUX3_ROOT_INO;
+	strcpy(sh->cwdpath, "/");
+	tux3_version_select(sh->vol, NULL);
+}
+
+/* Join cwd and arg into a normalized absolute path ("." dropped), in the
+ * version the path names (see debugfs.h). */
 int join_path(struct shell *sh, const char *arg, char *out, size_t len)
 {
-	char tmp[8300];
-	snprintf(tmp, sizeof(tmp), "%s/%s", arg[0] == '/' ? "" : sh->cwdpath,
-		 arg);
+	char tmp[8300], tag[SH_VERSION_MAX];
+	const char *version = sh->version, *base = sh->cwdpath;
+	if (arg[0] == '@') {
+		size_t n = strcspn(arg + 1, "/");
+		if (n >= sizeof(tag))
+			return -ENAMETOOLONG;
+		memcpy(tag, arg + 1, n);
+		tag[n] = 0;
+		version = tag;
+		arg += 1 + n;
+		base = "";
+	} else if (arg[0] == '/') {
+		base = "";
+	}
+	if (sh->path_chosen && strcmp(sh->path_version, version))
+		return -EXDEV;
+	if (sh->vol) {
+		int err = sh_select(sh, version);
+		if (err)
+			return err;
+	}
+	if (!sh->path_chosen) {
+		snprintf(sh->path_version, sizeof(sh->path_version), "%s",
+			 version);
+		sh->path_chosen = 1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/%s", base, arg);
 	size_t n = 0;
 	out[0] = 0;
 	for (char *save, *w = strtok_r(tmp, "/", &save); w;
@@ -664,38 +714,82 @@ int join_path(struct shell *sh, const char *arg, char *out, size_t len)
 	return 0;
 }
 
-int cmd_cd(struct shell *sh, int argc, char **argv)
+static const char *version_text(const char *name, char *buf, size_t len)
 {
-	char path[sizeof(sh->cwdpath)];
+	if (!*name)
+		return "the live version";
+	snprintf(buf, len, "snapshot %s", name);
+	return buf;
+}
+
+int sh_path(struct shell *sh, const char *arg, const char *what, char *out,
+	    size_t len)
+{
+	int err = join_path(sh, arg, out, len);
+	if (!what)
+		what = arg;
+	if (err == -ENAMETOOLONG)
+		return sh_err(sh, "%s: path too long", what);
+	if (err == -EXDEV) {
+		char a[SH_VERSION_MAX + 16], b[SH_VERSION_MAX + 16];
+		const char *tag = arg + 1;
+		size_t n = strcspn(tag, "/");
+		char want[SH_VERSION_MAX];
+		snprintf(want, sizeof(want), "%.*s", (int)n, tag);
+		return sh_err(sh, "%s: in %s, but the command's other paths "
+			      "are in %s: one command works in one version",
+			      what, version_text(arg[0] == '@' ? want :
+						 sh->version, a, sizeof(a)),
+			      version_text(sh->path_version, b, sizeof(b)));
+	}
+	if (err)
+		return sh_volerr(sh, what, err);
+	return 0;
+}
+
+void sh_cwd_text(struct shell *sh, char *out, size_t len)
+{
+	snprintf(out, len, "%s%s%s", sh->version[0] ? "@" : "", sh->version,
+		 sh->cwdpath);
+}
+
+int sh_cd(struct shell *sh, const char *arg)
+{
+	char path[sizeof(sh->cwdpath)], shown[sizeof(path) + SH_VERSION_MAX];
 	struct tux3_stat st;
 	tux3_ino_t ino;
-	if (argc > 2)
-		return sh_err(sh, "usage: cd [PATH]");
-	/* reserved: cd @TAG enters a snapshot */
-	if (argc == 2 && argv[1][0] == '@')
-		return sh_err(sh, "cd %s: not available yet: entering a "
-			      "snapshot needs versioned file data (a directory "
-			      "named %s is ./%s)", argv[1], argv[1], argv[1]);
-	if (join_path(sh, argc == 2 ? argv[1] : "/", path, sizeof(path)))
-		return sh_err(sh, "%s: path too long", argv[1]);
+	if (sh_path(sh, arg, NULL, path, sizeof(path)))
+		return 1;
+	snprintf(shown, sizeof(shown), "%s%s%s", sh->path_version[0] ? "@" :
+		 "", sh->path_version, path);
 	int err = tux3_lookup_path(sh->vol, path, &ino);
 	if (!err)
 		err = tux3_stat(sh->vol, ino, &st);
 	if (err)
-		return sh_volerr(sh, path, err);
+		return sh_volerr(sh, shown, err);
 	if (!S_ISDIR(st.mode))
-		return sh_err(sh, "%s: not a directory", path);
+		return sh_err(sh, "%s: not a directory", shown);
 	sh->cwd = ino;
 	snprintf(sh->cwdpath, sizeof(sh->cwdpath), "%s", path);
+	snprintf(sh->version, sizeof(sh->version), "%s", sh->path_version);
 	return 0;
+}
+
+int cmd_cd(struct shell *sh, int argc, char **argv)
+{
+	if (argc > 2)
+		return sh_err(sh, "usage: cd [PATH]");
+	return sh_cd(sh, argc == 2 ? argv[1] : "/");
 }
 
 int cmd_pwd(struct shell *sh, int argc, char **argv)
 {
+	char text[sizeof(sh->cwdpath) + SH_VERSION_MAX];
 	(void)argv;
 	if (argc != 1)
 		return sh_err(sh, "usage: pwd");
-	fprintf(sh->out, "%s\n", sh->cwdpath);
+	sh_cwd_text(sh, text, sizeof(text));
+	fprintf(sh->out, "%s\n", text);
 	return 0;
 }
 

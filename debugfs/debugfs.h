@@ -11,6 +11,8 @@
  *   space.c      the bitmap: testb, ffb, freefrag
  *   edit.c       editing commands (-w), cp, set_label/set_uuid, check
  *   raw.c        block, inode, set_super, set_inode, set_block
+ *   versions.c   versions, snapshot list|create|delete (entering a
+ *                version: join_path in commands.c)
  *   manifest.c, rdump.c   manifest; dump and rdump to the host
  *   json.c       --json output
  */
@@ -20,6 +22,8 @@
 #include <stdio.h>
 #include "tux3.h"
 #include "tux3_walk.h"
+
+#define SH_VERSION_MAX 256	/* a snapshot name (the format: 39 bytes) */
 
 struct shell {
 	struct tux3_volume *vol;
@@ -37,6 +41,16 @@ struct shell {
 	int has_time;		/* SOURCE_DATE_EPOCH given */
 	int64_t time_ns;	/* ... as ns since the epoch */
 	int time_read;		/* SOURCE_DATE_EPOCH looked at */
+	/* Versions: the shell is in version[] ("" the live one; 'cd @TAG'
+	 * enters a snapshot), cwdpath is a path inside it, and the library
+	 * has it selected between commands.  A path @TAG/... of a command
+	 * selects TAG for that command: path_version is the version the
+	 * command's paths chose (path_chosen 0: none yet); one command works
+	 * in one version ('cp' excepted).  shell_execute selects version[]
+	 * again afterwards. */
+	char version[SH_VERSION_MAX];
+	char path_version[SH_VERSION_MAX];
+	int path_chosen;
 };
 
 /* Completion of a command's words (table.c: struct command.args): one
@@ -81,8 +95,24 @@ int sh_close(struct shell *sh);
 int sh_commit(struct shell *sh);
 /* SOURCE_DATE_EPOCH for writers: 0, or 1 (reported) if it is no number */
 int sh_read_time(struct shell *sh);
-/* Join cwd and a path into a normalized absolute path. */
+/* Join cwd and a path into a normalized absolute path inside the path's
+ * version, which it selects: @TAG/... (TAG a snapshot, "" the live
+ * version) is absolute in TAG, any other path in the shell's version.
+ * 0, -ENAMETOOLONG, -ENOENT (no such snapshot: the library's error is
+ * set) or -EXDEV (another version than the command's other paths). */
 int join_path(struct shell *sh, const char *arg, char *out, size_t len);
+/* join_path, its errors reported as "what: ..." (what NULL: arg) */
+int sh_path(struct shell *sh, const char *arg, const char *what, char *out,
+	    size_t len);
+/* Select version name ("" live) for the command; 0 or negative */
+int sh_select(struct shell *sh, const char *name);
+/* After a command: the shell's version selected again (if it is gone,
+ * the live version's root, with a warning). */
+void sh_restore_version(struct shell *sh);
+/* cd to PATH (@TAG/... enters snapshot TAG); 0 or 1 (reported) */
+int sh_cd(struct shell *sh, const char *path);
+/* The current directory as 'pwd' shows it: @TAG/path in a snapshot */
+void sh_cwd_text(struct shell *sh, char *out, size_t len);
 /* Numbers of the command line: decimal, 0x hex or 0 octal, no sign */
 int parse_number(const char *s, uint64_t *v);
 /* A block number inside the volume; 1 (reported) otherwise */

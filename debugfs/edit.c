@@ -37,6 +37,10 @@ static int split_parent(struct shell *sh, const char *arg, tux3_ino_t *dir,
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = 0;
 	char *slash = strrchr(buf, '/');
+	if (buf[0] == '@' && !slash)
+		return sh_err(sh, "%s: the root directory of a version, not a "
+			      "name that can be created or removed (a name "
+			      "starting with @ is ./%s)", arg, buf);
 	const char *base = slash ? slash + 1 : buf;
 	size_t blen = strlen(base);
 	if (!blen || !strcmp(base, ".") || !strcmp(base, ".."))
@@ -58,8 +62,8 @@ static int split_parent(struct shell *sh, const char *arg, tux3_ino_t *dir,
 	} else {
 		/* as sh_resolve, but errors name the whole PATH */
 		char full[8300];
-		if (join_path(sh, parent, full, sizeof(full)))
-			return sh_err(sh, "%s: path too long", arg);
+		if (sh_path(sh, parent, arg, full, sizeof(full)))
+			return 1;
 		int err = tux3_lookup_path(sh->vol, full, dir);
 		if (err)
 			return sh_volerr(sh, arg, err);
@@ -522,24 +526,76 @@ static int cp_collect(void *ctx, uint64_t logical, tux3_block_t physical,
 	return 0;
 }
 
+/* cp copies between two versions too (@TAG/... paths): what it reads is
+ * read in the source's version, what it writes written in the target's. */
+struct cp_versions {
+	char src[SH_VERSION_MAX], dst[SH_VERSION_MAX];
+};
+
+/* The source's xattrs, gathered in its version, then set in the
+ * target's. */
+struct cp_xattrs {
+	struct { char *name; void *value; unsigned size; } *v;
+	size_t count, cap;
+};
+
 static int cp_xattr(void *ctx, const char *name, const void *value,
 		    unsigned size)
 {
-	void **pair = ctx;
-	struct shell *sh = pair[0];
-	tux3_ino_t *ino = pair[1];
-	return tux3_setxattr(sh->vol, *ino, name, value, size, 0);
+	struct cp_xattrs *x = ctx;
+	if (x->count == x->cap) {
+		size_t ncap = x->cap ? x->cap * 2 : 8;
+		void *n = realloc(x->v, ncap * sizeof(*x->v));
+		if (!n)
+			return -ENOMEM;
+		x->v = n;
+		x->cap = ncap;
+	}
+	char *copy = strdup(name);
+	void *val = malloc(size ? size : 1);
+	if (!copy || !val) {
+		free(copy);
+		free(val);
+		return -ENOMEM;
+	}
+	memcpy(val, value, size);
+	x->v[x->count].name = copy;
+	x->v[x->count].value = val;
+	x->v[x->count++].size = size;
+	return 0;
+}
+
+static int cp_xattrs(struct shell *sh, tux3_ino_t from, tux3_ino_t to,
+		     const struct cp_versions *v)
+{
+	struct cp_xattrs x = { 0 };
+	int err = sh_select(sh, v->src);
+	if (!err)
+		err = tux3_listxattr(sh->vol, from, cp_xattr, &x);
+	if (!err)
+		err = sh_select(sh, v->dst);
+	for (size_t i = 0; i < x.count; i++) {
+		if (!err)
+			err = tux3_setxattr(sh->vol, to, x.v[i].name,
+					    x.v[i].value, x.v[i].size, 0);
+		free(x.v[i].name);
+		free(x.v[i].value);
+	}
+	free(x.v);
+	return err;
 }
 
 /* The data of a regular file: its mapped extents only (holes stay
  * holes), gathered first, then the size. */
 static int cp_data(struct shell *sh, tux3_ino_t from, tux3_ino_t to,
-		   uint64_t size, const char *path)
+		   uint64_t size, const char *path, const struct cp_versions *v)
 {
 	static char buf[1 << 20];
 	struct cp_extents e = { 0 };
 	unsigned bs = tux3_block_size(sh->vol);
-	int err = tux3_map_extents(sh->vol, from, cp_collect, &e);
+	int err = sh_select(sh, v->src);
+	if (!err)
+		err = tux3_map_extents(sh->vol, from, cp_collect, &e);
 	for (size_t i = 0; !err && i < e.count; i++) {
 		uint64_t pos = e.v[i].logical * bs;
 		uint64_t end = (e.v[i].logical + e.v[i].count) * bs;
@@ -548,11 +604,15 @@ static int cp_data(struct shell *sh, tux3_ino_t from, tux3_ino_t to,
 		while (!err && pos < end) {
 			size_t want = end - pos < sizeof(buf) ?
 				(size_t)(end - pos) : sizeof(buf);
+			if ((err = sh_select(sh, v->src)))
+				break;
 			ssize_t n = tux3_read(sh->vol, from, buf, want, pos);
 			if (n <= 0) {
 				err = n < 0 ? (int)n : -EIO;
 				break;
 			}
+			if ((err = sh_select(sh, v->dst)))
+				break;
 			for (ssize_t done = 0; done < n;) {
 				ssize_t w = tux3_write(sh->vol, to, buf + done,
 						       (size_t)(n - done),
@@ -568,15 +628,19 @@ static int cp_data(struct shell *sh, tux3_ino_t from, tux3_ino_t to,
 	}
 	free(e.v);
 	if (!err)
+		err = sh_select(sh, v->dst);
+	if (!err)
 		err = tux3_truncate(sh->vol, to, size);
 	return err ? sh_volerr(sh, path, err) : 0;
 }
 
 /* cp [-p] SOURCE TARGET: a regular file, symlink, fifo, socket or
- * device node; into TARGET/name when TARGET is a directory. */
+ * device node; into TARGET/name when TARGET is a directory.  SOURCE and
+ * TARGET may be in two versions. */
 int cmd_cp(struct shell *sh, int argc, char **argv)
 {
 	static const char usage[] = "usage: cp [-p] SOURCE TARGET";
+	struct cp_versions v;
 	int preserve = 0, c, err;
 	optind = 0;
 	while ((c = getopt(argc, argv, "p")) != -1) {
@@ -596,6 +660,8 @@ int cmd_cp(struct shell *sh, int argc, char **argv)
 	if (S_ISDIR(st.mode))
 		return sh_err(sh, "%s: is a directory (cp copies one file)",
 			      src);
+	snprintf(v.src, sizeof(v.src), "%s", tux3_version_selected(sh->vol));
+	sh->path_chosen = 0;	/* TARGET: a version of its own */
 	/* TARGET a directory: copy into it under the source's name */
 	char target[8300];
 	snprintf(target, sizeof(target), "%s", dst);
@@ -617,14 +683,18 @@ int cmd_cp(struct shell *sh, int argc, char **argv)
 	size_t len;
 	if (split_parent(sh, target, &dir, &name, &len))
 		return 1;
+	snprintf(v.dst, sizeof(v.dst), "%s", tux3_version_selected(sh->vol));
 	uint32_t uid = preserve ? st.uid : 0, gid = preserve ? st.gid : 0;
 	if (S_ISLNK(st.mode)) {
 		static char link[65537];
-		ssize_t n = tux3_readlink(sh->vol, from, link, sizeof(link));
+		ssize_t n = (err = sh_select(sh, v.src)) ? err :
+			tux3_readlink(sh->vol, from, link, sizeof(link));
 		if (n < 0)
 			return sh_volerr(sh, src, (int)n);
-		err = tux3_symlink(sh->vol, dir, name, len, link, uid, gid,
-				   &to);
+		err = sh_select(sh, v.dst);
+		if (!err)
+			err = tux3_symlink(sh->vol, dir, name, len, link, uid,
+					   gid, &to);
 	} else if (S_ISREG(st.mode)) {
 		err = tux3_create(sh->vol, dir, name, len, st.mode & 07777,
 				  uid, gid, &to);
@@ -634,14 +704,13 @@ int cmd_cp(struct shell *sh, int argc, char **argv)
 	}
 	if (err)
 		return sh_volerr(sh, target, err);
-	if (S_ISREG(st.mode) && cp_data(sh, from, to, st.size, target))
+	if (S_ISREG(st.mode) && cp_data(sh, from, to, st.size, target, &v))
 		return 1;
-	if (preserve && st.xattr_count) {
-		void *pair[2] = { sh, &to };
-		err = tux3_listxattr(sh->vol, from, cp_xattr, pair);
-		if (err)
-			return sh_volerr(sh, target, err);
-	}
+	if (preserve && st.xattr_count &&
+	    (err = cp_xattrs(sh, from, to, &v)))
+		return sh_volerr(sh, target, err);
+	if ((err = sh_select(sh, v.dst)))
+		return sh_volerr(sh, target, err);
 	struct tux3_setattr sa = { .valid = TUX3_SET_MODE,
 				   .mode = st.mode & 07777 };
 	if (preserve) {

@@ -352,11 +352,16 @@ int cmd_manifest(struct shell *sh, int argc, char **argv)
 	const char *arg = argc == 2 ? argv[1] : "/";
 	if (sh_resolve(sh, arg, &ino))
 		return 1;
-	if (arg[0] == '/')
+	if (arg[0] == '@') {
+		/* paths inside the version: comparable with another's */
+		if (join_path(sh, arg, path, sizeof(path)))
+			return sh_err(sh, "%s: path too long", arg);
+	} else if (arg[0] == '/') {
 		snprintf(path, sizeof(path), "%s", arg);
-	else
+	} else {
 		snprintf(path, sizeof(path), "%s%s%s", sh->cwdpath,
 			 strcmp(sh->cwdpath, "/") ? "/" : "", arg);
+	}
 	size_t plen = strlen(path);
 	while (plen > 1 && path[plen - 1] == '/')
 		path[--plen] = 0;

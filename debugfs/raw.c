@@ -178,8 +178,9 @@ static void reopen(struct shell *sh)
 {
 	char *device = strdup(sh->device);
 	tux3_ino_t cwd = sh->cwd;
-	char cwdpath[sizeof(sh->cwdpath)];
+	char cwdpath[sizeof(sh->cwdpath)], version[sizeof(sh->version)];
 	memcpy(cwdpath, sh->cwdpath, sizeof(cwdpath));
+	memcpy(version, sh->version, sizeof(version));
 	tux3_close(sh->vol);
 	sh->vol = NULL;
 	sh->dirty = 0;
@@ -195,6 +196,8 @@ static void reopen(struct shell *sh)
 	} else {
 		sh->cwd = cwd;
 		memcpy(sh->cwdpath, cwdpath, sizeof(cwdpath));
+		/* selected again after the command (sh_restore_version) */
+		memcpy(sh->version, version, sizeof(version));
 	}
 	free(device);
 }

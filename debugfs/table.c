@@ -7,10 +7,10 @@
  * (for commands reserved for later work) why it does not work yet.
  * Rows of a group are contiguous: 'help' prints them in this order.
  *
- * Snapshots: 'versions' and 'snapshot list' read the version table
- * (versions.c); 'snapshot create|delete' and 'cd @TAG' (commands.c) report
- * that they are not available yet; a path component starting with '@' is
- * otherwise an ordinary name.
+ * Snapshots: 'versions' and 'snapshot' (versions.c) show, make and
+ * remove them; 'cd @TAG' enters one and a path @TAG/... names a file in
+ * one (commands.c, join_path).  Every command runs in one version, which
+ * shell_execute selects again afterwards.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +24,8 @@ const struct command commands[] = {
 	  "list a directory (-l long, -p parseable, -d deleted entries)",
 	  1, 0, "v", NULL, cmd_ls },
 	{ "cd", "chdir", "Files", "cd [PATH]",
-	  "change the current directory inside the volume", 1, 0, "v", NULL,
-	  cmd_cd },
+	  "change the current directory (@TAG: into snapshot TAG, @: live)",
+	  1, 0, "v", NULL, cmd_cd },
 	{ "pwd", NULL, "Files", "pwd", "print the current directory", 1, 0,
 	  ".", NULL, cmd_pwd },
 	{ "stat", NULL, "Files", "stat [--json] PATH|<inum>",
@@ -169,13 +169,13 @@ const struct command commands[] = {
 	  NULL, cmd_set_label },
 	{ "set_uuid", NULL, "Editing", "set_uuid UUID|random|time|clear",
 	  "set the volume UUID", 1, 1, ".", NULL, cmd_set_uuid },
-	/* ---- Snapshots (reserved) ---- */
+	/* ---- Snapshots ---- */
 	{ "versions", NULL, "Snapshots", "versions",
 	  "the version tree: the live version, snapshots and ghosts", 1, 0,
 	  ".", NULL, cmd_versions },
 	{ "snapshot", "snap", "Snapshots",
-	  "snapshot list | create TAG | delete TAG",
-	  "list snapshots (create, delete and 'cd @TAG': not yet)", 1, 0,
+	  "snapshot list | create TAG [--of OTHER] | delete TAG",
+	  "list, make or remove snapshots (create and delete: -w)", 1, 0,
 	  ".", NULL, cmd_snapshot },
 	/* ---- Shell ---- */
 	{ "open", NULL, "Shell", "open [-w|-c] DEVICE",
@@ -278,7 +278,8 @@ int cmd_help(struct shell *sh, int argc, char **argv)
 	}
 	if (!names)
 		fprintf(sh->out, "\n'help COMMAND' shows its usage and "
-			"aliases.\nPATH may be <inum>; editing needs -w.\n");
+			"aliases.\nPATH may be <inum>, or @TAG/PATH in snapshot "
+			"TAG; editing needs -w.\n");
 	return 0;
 }
 
@@ -343,7 +344,9 @@ int shell_execute(struct shell *sh, char *line)
 			      argv[0]);
 	if (c->needs_write)
 		sh->dirty = 1;	/* until committed (also if it failed) */
+	sh_restore_version(sh);		/* paths choose afresh */
 	int failed = c->run(sh, argc, argv);
+	sh_restore_version(sh);
 	/* Interactive and -R: each editing command is its own delta, also
 	 * when it failed part way (what it did is not undone).  In -f and
 	 * stdin batches, 'delta' and the end of the batch commit. */

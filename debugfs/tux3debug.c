@@ -30,10 +30,11 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tux3debug [-c|-w] [-R command] [-f script|-] [-V] "
-		"[DEVICE]\n"
+	fprintf(f, "usage: tux3debug [-c|-w] [-S TAG] [-R command] "
+		"[-f script|-] [-V] [DEVICE]\n"
 		"  -c          open without replaying the log (damaged log)\n"
 		"  -w          open read-write: allow the editing commands\n"
+		"  -S TAG      start in snapshot TAG (as 'cd @TAG')\n"
 		"  -R command  run one command and exit\n"
 		"  -f script   run the commands in script ('-' = stdin)\n"
 		"  -V          print the version and exit\n");
@@ -96,6 +97,7 @@ int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode)
 		tux3_set_time(sh->vol, sh->time_ns);
 	sh->cwd = TUX3_ROOT_INO;
 	strcpy(sh->cwdpath, "/");
+	sh->version[0] = 0;
 	return 0;
 }
 
@@ -201,6 +203,7 @@ int cmd_close(struct shell *sh, int argc, char **argv)
 	int failed = sh_close(sh);
 	sh->cwd = TUX3_ROOT_INO;
 	strcpy(sh->cwdpath, "/");
+	sh->version[0] = 0;
 	sh->dirty = 0;
 	return failed;
 }
@@ -253,11 +256,10 @@ struct matches {
 	size_t plen;
 };
 
-static int add_match(void *ctx, const char *name, unsigned len,
-		     tux3_ino_t ino, unsigned type, uint64_t pos)
+/* A match: before, name (len bytes), after */
+static int add_text(struct matches *m, const char *before, const char *name,
+		    unsigned len, const char *after)
 {
-	struct matches *m = ctx;
-	(void)ino; (void)pos;
 	if (len < m->plen || strncmp(name, m->prefix, m->plen))
 		return 0;
 	if (m->count == m->cap) {
@@ -269,15 +271,39 @@ static int add_match(void *ctx, const char *name, unsigned len,
 		m->cap = ncap;
 	}
 	char *full;
-	if (asprintf(&full, "%s%.*s%s", m->dir, (int)len, name,
-		     type == TUX3_DT_DIR ? "/" : "") < 0)
+	if (asprintf(&full, "%s%.*s%s", before, (int)len, name, after) < 0)
 		return 1;
 	m->v[m->count++] = full;
 	return 0;
 }
 
+static int add_match(void *ctx, const char *name, unsigned len,
+		     tux3_ino_t ino, unsigned type, uint64_t pos)
+{
+	struct matches *m = ctx;
+	(void)ino; (void)pos;
+	return add_text(m, m->dir, name, len,
+			type == TUX3_DT_DIR ? "/" : "");
+}
+
+/* A word @TAG without a '/' yet: "@/" (the live version) and @NAME/ of
+ * every snapshot. */
+static void add_versions(struct shell *sh, struct matches *m)
+{
+	struct tux3_version_info *v;
+	unsigned n;
+	add_text(m, "@", "", 0, "/");
+	if (tux3_version_list(sh->vol, &v, &n))
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (v[i].label && !v[i].ghost && !v[i].dying)
+			add_text(m, "@", v[i].name,
+				 (unsigned)strlen(v[i].name), "/");
+	free(v);
+}
+
 /* Names inside the volume: a directory completes with '/', a single
- * other match with a space. */
+ * other match with a space; @TAG/ names a version's root. */
 static char *complete_path(const char *text, int state)
 {
 	static struct matches m;
@@ -298,7 +324,11 @@ static char *complete_path(const char *text, int state)
 		tux3_ino_t ino;
 		struct shell *sh = completing;
 		const char *lookup = dir[0] ? dir : ".";
-		if (sh && sh->vol && m.dir) {
+		if (sh && sh->vol && m.dir && text[0] == '@' && !slash) {
+			m.prefix = text + 1;
+			m.plen = strlen(m.prefix);
+			add_versions(sh, &m);
+		} else if (sh && sh->vol && m.dir) {
 			int err = 0;
 			size_t dl = strlen(lookup);
 			if (dl > 2 && lookup[0] == '<' &&
@@ -306,17 +336,17 @@ static char *complete_path(const char *text, int state)
 				char *end;
 				ino = strtoull(lookup + 1, &end, 0);
 				err = end != lookup + dl - 2 || !ino;
-			} else if (lookup[0] == '/') {
-				err = tux3_lookup_path(sh->vol, lookup, &ino);
 			} else {
 				char full[8300];
-				snprintf(full, sizeof(full), "%s/%s",
-					 sh->cwdpath, lookup);
-				err = tux3_lookup_path(sh->vol, full, &ino);
+				err = join_path(sh, lookup, full, sizeof(full));
+				if (!err)
+					err = tux3_lookup_path(sh->vol, full,
+							       &ino);
 			}
 			if (!err)
 				tux3_readdir(sh->vol, ino, add_match, &m);
 			tux3_clear_error(sh->vol);
+			sh_restore_version(sh);
 		}
 		free((char *)m.dir);
 		rl_completion_append_character =
@@ -496,7 +526,12 @@ static int run_interactive(struct shell *sh)
 	rl_readline_name = "tux3debug";
 	rl_basic_word_break_characters = " \t\n\"'";
 	rl_attempted_completion_function = complete;
-	while ((line = readline("tux3debug: ")) != NULL) {
+	for (;;) {
+		char prompt[SH_VERSION_MAX + 16];
+		snprintf(prompt, sizeof(prompt), "tux3debug%s%s: ",
+			 sh->version[0] ? " @" : "", sh->version);
+		if (!(line = readline(prompt)))
+			break;
 		char *p = line;
 		while (*p == ' ' || *p == '\t')
 			p++;
@@ -540,16 +575,17 @@ int main(int argc, char **argv)
 {
 	struct shell sh = { .out = stdout, .where = "", .cwd = TUX3_ROOT_INO };
 	enum tux3_open_mode mode = TUX3_OPEN_RDONLY;
-	const char *request = NULL, *script = NULL;
+	const char *request = NULL, *script = NULL, *snapshot = NULL;
 	int c, status = 0;
 
 	strcpy(sh.cwdpath, "/");
 	int cflag = 0, wflag = 0;
 	opterr = 1;	/* the command line's own errors, then none: */
-	while ((c = getopt(argc, argv, "cwR:f:Vh")) != -1) {
+	while ((c = getopt(argc, argv, "cwS:R:f:Vh")) != -1) {
 		switch (c) {
 		case 'c': mode = TUX3_OPEN_NOREPLAY; cflag = 1; break;
 		case 'w': mode = TUX3_OPEN_RDWR; wflag = 1; break;
+		case 'S': snapshot = optarg; break;
 		case 'R': request = optarg; break;
 		case 'f': script = optarg; break;
 		case 'V':
@@ -560,7 +596,8 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind + 1 < argc || (request && script) || (cflag && wflag)) {
+	if (optind + 1 < argc || (request && script) || (cflag && wflag) ||
+	    (snapshot && optind == argc)) {
 		usage(stderr);
 		return 2;
 	}
@@ -570,6 +607,20 @@ int main(int argc, char **argv)
 	if (optind < argc && sh_open(&sh, argv[optind], mode))
 		return 1;
 	sh.mode = mode;
+	if (snapshot) {
+		char *at = malloc(strlen(snapshot) + 2);
+		int failed = !at;
+		if (at) {
+			sprintf(at, "@%s", snapshot);
+			failed = sh_cd(&sh, at);
+			sh_restore_version(&sh);
+			free(at);
+		}
+		if (failed) {
+			sh_close(&sh);
+			return 1;
+		}
+	}
 	sh.batch = !request && (script || !isatty(0));
 	if (request) {
 		char *line = strdup(request);

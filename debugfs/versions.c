@@ -1,17 +1,14 @@
 /*
  * Versions: 'versions' draws the version tree (labels, tags, names,
- * ghosts) and 'snapshot list' lists the snapshots, both from the library's
- * version list (tux3_versions).  Making and removing snapshots, and
- * 'cd @TAG', wait for versioned file data in the write path.
+ * ghosts) from the library's version list (tux3_versions); 'snapshot'
+ * lists, makes and removes snapshots.  Entering one ('cd @TAG') and paths
+ * in one (@TAG/PATH) are commands.c's join_path.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "debugfs.h"
-
-#define NOT_YET "making, removing and entering snapshots need versioned " \
-	"file data in the write path, which is not done yet"
 
 struct vlist {
 	struct tux3_version_info *v;
@@ -98,14 +95,90 @@ int cmd_versions(struct shell *sh, int argc, char **argv)
 	return err;
 }
 
+/* The tag and label a snapshot was given, for the message */
+static void created(struct shell *sh, const char *name, const char *of)
+{
+	struct vlist l = { 0 };
+	fprintf(sh->out, "snapshot %s created", name);
+	if (!tux3_version_list(sh->vol, &l.v, &l.n))
+		for (unsigned i = 0; i < l.n; i++)
+			if (l.v[i].label && !l.v[i].ghost && !l.v[i].dying &&
+			    !strcmp(l.v[i].name, name))
+				fprintf(sh->out, " (tag %" PRIu32 ", label %u)",
+					l.v[i].tag, l.v[i].label);
+	tux3_clear_error(sh->vol);
+	free(l.v);
+	if (of && *of)
+		fprintf(sh->out, " of snapshot %s\n", of);
+	else
+		fprintf(sh->out, " of the live version\n");
+}
+
+/* snapshot create TAG [--of OTHER] */
+static int snapshot_create(struct shell *sh, int argc, char **argv)
+{
+	static const char usage[] = "usage: snapshot create TAG [--of OTHER]";
+	const char *name = NULL, *of = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--of") && i + 1 < argc && !of)
+			of = argv[++i];
+		else if (!strncmp(argv[i], "--of=", 5) && !of)
+			of = argv[i] + 5;
+		else if (!name && strcmp(argv[i], "--of"))
+			name = argv[i];
+		else
+			return sh_err(sh, "%s", usage);
+	}
+	if (!name)
+		return sh_err(sh, "%s", usage);
+	if (sh->mode != TUX3_OPEN_RDWR)
+		return sh_err(sh, "snapshot create: volume opened read-only "
+			      "(use -w)");
+	if (strchr(name, '/'))
+		return sh_err(sh, "snapshot create: %s: a snapshot name holds "
+			      "no '/' (@TAG/PATH names a path in snapshot "
+			      "TAG)", name);
+	int err = tux3_snapshot_create(sh->vol, name, of);
+	if (err)
+		return sh_volerr(sh, "snapshot create", err);
+	sh->dirty = 0;		/* committed, with what came before */
+	created(sh, name, of);
+	return 0;
+}
+
+/* snapshot delete TAG: the shell in it goes back to the live version */
+static int snapshot_delete(struct shell *sh, int argc, char **argv)
+{
+	if (argc != 3)
+		return sh_err(sh, "usage: snapshot delete TAG");
+	if (sh->mode != TUX3_OPEN_RDWR)
+		return sh_err(sh, "snapshot delete: volume opened read-only "
+			      "(use -w)");
+	const char *name = argv[2];
+	int err = tux3_snapshot_delete(sh->vol, name);
+	if (err)
+		return sh_volerr(sh, "snapshot delete", err);
+	sh->dirty = 0;
+	fprintf(sh->out, "snapshot %s deleted\n", name);
+	if (sh->version[0] && !strcmp(sh->version, name)) {
+		sh->version[0] = 0;
+		sh->cwd = TUX3_ROOT_INO;
+		strcpy(sh->cwdpath, "/");
+		fprintf(sh->out, "the shell was in it: now in the live "
+			"version at /\n");
+	}
+	return 0;
+}
+
 int cmd_snapshot(struct shell *sh, int argc, char **argv)
 {
-	if (argc < 2)
-		return sh_err(sh, "usage: snapshot list | create TAG | "
-			      "delete TAG");
-	if (strcmp(argv[1], "list"))
-		return sh_err(sh, "%s %s: not available yet: %s", argv[0],
-			      argv[1], NOT_YET);
+	if (argc >= 2 && !strcmp(argv[1], "create"))
+		return snapshot_create(sh, argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "delete"))
+		return snapshot_delete(sh, argc, argv);
+	if (argc < 2 || strcmp(argv[1], "list"))
+		return sh_err(sh, "usage: snapshot list | create TAG "
+			      "[--of OTHER] | delete TAG");
 	if (argc != 2)
 		return sh_err(sh, "usage: snapshot list");
 	struct vlist l = { 0 };
