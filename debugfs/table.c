@@ -174,7 +174,7 @@ const struct command commands[] = {
 	  "the version tree: the live version, snapshots and ghosts", 1, 0,
 	  ".", NULL, cmd_versions },
 	{ "snapshot", "snap", "Snapshots",
-	  "snapshot list | create TAG [--of OTHER] | delete TAG",
+	  "snapshot list [-s] | create TAG [--of OTHER] | delete TAG",
 	  "list, make or remove snapshots (create and delete: -w)", 1, 0,
 	  ".", NULL, cmd_snapshot },
 	/* ---- Shell ---- */

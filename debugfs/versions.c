@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "debugfs.h"
@@ -177,20 +178,43 @@ int cmd_snapshot(struct shell *sh, int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "delete"))
 		return snapshot_delete(sh, argc, argv);
 	if (argc < 2 || strcmp(argv[1], "list"))
-		return sh_err(sh, "usage: snapshot list | create TAG "
+		return sh_err(sh, "usage: snapshot list [-s] | create TAG "
 			      "[--of OTHER] | delete TAG");
-	if (argc != 2)
-		return sh_err(sh, "usage: snapshot list");
+	bool space = argc == 3 && !strcmp(argv[2], "-s");
+	if (argc != 2 && !space)
+		return sh_err(sh, "usage: snapshot list [-s]");
 	struct vlist l = { 0 };
 	int err = load(sh, argv[0], &l);
+	/* -s: the data blocks only each snapshot reads (a scan of every
+	 * versioned file): what deleting it gives back */
+	uint64_t *excl = NULL;
+	if (!err && space && l.n) {
+		unsigned top = 0;
+		for (unsigned i = 0; i < l.n; i++)
+			if (l.v[i].label >= top)
+				top = l.v[i].label + 1;
+		excl = calloc(top, sizeof(*excl));
+		if (!excl)
+			err = sh_err(sh, "snapshot list: out of memory");
+		else if ((err = tux3_version_space(sh->vol, excl, top)))
+			err = sh_volerr(sh, "snapshot list", err);
+	}
 	for (unsigned i = 0; !err && i < l.n; i++)
 		if (l.v[i].label && !l.v[i].ghost && !l.v[i].dying) {
 			char when[64];
 			time_string(l.v[i].birth_ns, when, sizeof(when));
 			fprintf(sh->out, "%-20s tag %-6" PRIu32 " label %-5u "
-				"%s\n", l.v[i].name, l.v[i].tag, l.v[i].label,
+				"%s", l.v[i].name, l.v[i].tag, l.v[i].label,
 				when);
+			if (excl)
+				fprintf(sh->out, "  %" PRIu64 " blocks only "
+					"it reads", excl[l.v[i].label]);
+			fputc('\n', sh->out);
 		}
+	if (excl && !err)
+		fprintf(sh->out, "live version: %" PRIu64 " blocks only it "
+			"reads\n", excl[0]);
+	free(excl);
 	free(l.v);
 	return err;
 }

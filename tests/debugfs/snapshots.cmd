@@ -69,6 +69,8 @@ snapshot create monday
 snapshot create wednesday --of nope
 snapshot create a/b
 snapshot create 0123456789012345678901234567890123456789
+snapshot list -s
+snapshot list -x
 snapshot create
 snapshot delete nope
 snapshot delete
