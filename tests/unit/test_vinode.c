@@ -300,6 +300,42 @@ TEST(inode_full_of_versions_is_refused_cleanly)
 	fsck_clean(path);
 }
 
+/* 2,048 tagged versions, the live one included, each readable after a
+ * reopen, each reading what the live version had when it was taken. */
+TEST(two_thousand_snapshots)
+{
+	const char *path = scratch_volume(12, 256 << 20,
+					  TUX3_FEATURE_COMPAT_DEFAULT);
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "0000");
+	char name[16], text[16];
+	for (unsigned i = 1; i < 2048; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
+		if (i % 256 == 0) {
+			snprintf(text, sizeof(text), "%04u", i);
+			CHECK_EQ(tux3_write(vol, a, text, 4, 0), 4);
+		}
+	}
+	CHECK_EQ(tux3_umount(vol), 0);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	struct tux3_version_info *list;
+	unsigned n, tagged = 0;
+	CHECK_EQ(tux3_version_list(vol, &list, &n), 0);
+	for (unsigned i = 0; i < n; i++)
+		tagged += !list[i].ghost && !list[i].dying;
+	free(list);
+	CHECK_EQ(tagged, 2048);
+	for (unsigned i = 1; i < 2048; i += 97) {
+		snprintf(name, sizeof(name), "s%u", i);
+		in_version(vol, name);
+		snprintf(text, sizeof(text), "%04u", (i - 1) / 256 * 256);
+		CHECK(!strcmp(content(vol, "/a"), text));
+	}
+	tux3_close(vol);
+	fsck_clean(path);
+}
+
 int main(void)
 {
 	return run_tests("vinode");
