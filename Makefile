@@ -33,6 +33,7 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 PKGS_DEBUG = readline libcrypto uuid
 PKGS_MKFS  = blkid uuid
 PKGS_DOT   = libcgraph libgvc
+PKGS_FUSE  = fuse3
 
 LIB_SRC   = $(wildcard common/*.c)
 DEBUG_SRC = $(wildcard debugfs/*.c)
@@ -41,6 +42,9 @@ FSCK_SRC  = $(wildcard fsck/*.c)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 DOT_SRC   = $(wildcard dump/tux3dot.c dump/dot_*.c)
 IMAGE_SRC = $(wildcard dump/tux3image.c dump/image_*.c)
+FUSE_SRC  = $(wildcard fuse/*.c)
+# mount(8) looks for helpers in /sbin, whatever the PREFIX
+MOUNT_HELPER_DIR ?= /sbin
 DUMP_H    = $(wildcard dump/*.h)
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
@@ -62,6 +66,14 @@ $(1)/dump/%.o: dump/%.c common/*.h $$(DUMP_H) | deps
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -c $$< -o $$@
 $(1)/tux3dot: $$(patsubst %.c,$(1)/%.o,$$(DOT_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DOT))
+$(1)/fuse/%.o: fuse/%.c fuse/*.h common/*.h | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_FUSE)) -c $$< -o $$@
+$(1)/tux3fuse: $$(patsubst %.c,$(1)/%.o,$$(FUSE_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_FUSE))
+$(1)/mount.tux3: fuse/mount.tux3.sh
+	@mkdir -p $$(dir $$@)
+	sed 's|@SBINDIR@|$$(SBINDIR)|g' $$< > $$@ && chmod 755 $$@
 $(1)/tux3image: $$(patsubst %.c,$(1)/%.o,$$(IMAGE_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^
 $(1)/tests/dotcount: tests/dotcount.c common/*.h $(1)/libtux3.a | deps
@@ -88,6 +100,9 @@ $(1)/tests/vbench: tests/vbench.c common/*.h $(1)/libtux3.a
 $(1)/tests/mkvtable: tests/mkvtable.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/vfsfuzz: tests/vfsfuzz.c common/*.h $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
@@ -95,10 +110,12 @@ $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
 	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
+	$$(if $$(wildcard tests/vfsfuzz.c),$(1)/tests/vfsfuzz) \
 	$$(if $$(wildcard tests/vbench.c),$(1)/tests/vbench) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
 	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
 	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \
+	$$(if $$(wildcard fuse/tux3fuse.c),$(1)/tux3fuse $(1)/mount.tux3) \
 	$$(if $$(wildcard tests/dotcount.c),$(1)/tests/dotcount)
 endef
 
@@ -136,13 +153,45 @@ crash: $(BUILD)-all
 
 # The versioned-pointer fuzz test at the seed's length (FUZZ_STEPS steps
 # on one address set, FUZZ_STEPS/10 on versioned extents;
-# every invariant and every version's content checked after each step).
+# every invariant and every version's content checked after each step),
+# then tests/vfsfuzz: VFS_OPS file operations in random versions against
+# a model, over ten seeds and geometries (4 KiB, more files and
+# snapshots, 1 KiB, 512-byte blocks at the per-inode cap, large files,
+# 64 KiB), each volume checked by fsck at the end.
 FUZZ_STEPS ?= 10000000
+VFS_OPS ?= 1000000
 fuzz-versions: $(BUILD)-all
 	@start=$$(date +%s%N); \
 	TUX3_FUZZ_VERSIONS=$(FUZZ_STEPS) $(BUILD)/tests/unit/test_version && \
 	end=$$(date +%s%N) && \
 	echo "fuzz-versions: $(FUZZ_STEPS) steps in $$(( (end - start) / 1000000 )) ms"
+	@dir=$$(mktemp -d $$( [ -w /dev/shm ] && echo /dev/shm || \
+		echo $${TMPDIR:-/tmp})/vfsfuzz.XXXXXX) || exit 1; \
+	trap 'rm -rf "$$dir"' EXIT; start=$$(date +%s%N); bad=; \
+	for seed in 1 2 3 4 5 6 7 8 9 10; do \
+		case $$seed in \
+		5|6) opts="--files 48 --snapshots 20" ;; \
+		7) opts="--blockbits 10" ;; \
+		8) opts="--blockbits 9 --size 64" ;; \
+		9) opts="--files 64 --max-blocks 160 --snapshots 30" ;; \
+		10) opts="--blockbits 16 --max-blocks 8" ;; \
+		*) opts="" ;; \
+		esac; \
+		out=$$($(BUILD)/tests/vfsfuzz "$$dir/v.img" --seed $$seed \
+			--ops $$(( $(VFS_OPS) / 10 )) --verify-every 1000 \
+			$$opts); rc=$$?; \
+		printf '%s\n' "$$out" | grep -v '^vfsfuzz: ops:'; \
+		[ $$rc -eq 0 ] || { echo "fuzz-versions: vfsfuzz seed $$seed" \
+			"($$opts) failed (exit $$rc)"; bad="$$bad $$seed"; }; \
+	done; \
+	end=$$(date +%s%N); \
+	echo "fuzz-versions: vfsfuzz $(VFS_OPS) ops in $$(( (end - start) / 1000000 )) ms$${bad:+, seeds failed:$$bad}"; \
+	[ -z "$$bad" ]
+
+# tux3fuse's tests at full size (FUSE_FULL=1; make check runs them short)
+.PHONY: fuse
+fuse: $(BUILD)-all
+	@FUSE_FULL=1 sh tests/scripts/fuse.sh $(BUILD)
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)
@@ -158,6 +207,10 @@ install: $(BUILD)-all
 	install -m 755 $(BUILD)/fsck.tux3 $(DESTDIR)$(SBINDIR)/fsck.tux3
 	install -m 755 $(BUILD)/tux3dot $(DESTDIR)$(SBINDIR)/tux3dot
 	install -m 755 $(BUILD)/tux3image $(DESTDIR)$(SBINDIR)/tux3image
+	install -m 755 $(BUILD)/tux3fuse $(DESTDIR)$(SBINDIR)/tux3fuse
+	install -d $(DESTDIR)$(MOUNT_HELPER_DIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' fuse/mount.tux3.sh > $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3
+	chmod 755 $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
 
 clean:

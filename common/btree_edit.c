@@ -240,8 +240,18 @@ int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved)
 	if ((err = log_balloc(vol, newb, 1)))
 		return err;
 	img = overlay_find(&vol->overlay, leaf, NULL);
-	if ((err = w->leaf_split(vol, img, nimg, &sep)))
-		return err;
+	err = w->leaf_split(vol, img, nimg, &sep);
+	/* a separator at an end of the leaf's range splits nothing (one
+	 * inode at the end of an ileaf's range): the new block goes back */
+	if (!err && (sep <= p->lv[p->depth - 1].lo ||
+		     sep >= p->lv[p->depth - 1].hi))
+		err = -EINVAL;
+	if (err) {
+		int e2 = log_bfree(vol, LOG_BFREE, newb, 1);
+		if (!e2)
+			e2 = bfree_now(vol, newb, 1);
+		return e2 ? e2 : err;
+	}
 	return insert_index(bt, p, p->depth - 2, sep, newb, root_moved);
 }
 

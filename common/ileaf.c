@@ -237,8 +237,36 @@ int ileaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned bs,
 		}
 		prev_live = k;
 	}
+	if (!best_b && prev_live > 1) {
+		/* one inode, above the leaf's base: it moves to a leaf of
+		 * its own, and the range below it is left empty (an inode
+		 * too big to share this leaf with it fits there) */
+		unsigned from = dict_end(leaf, bs, prev_live - 1);
+		ileaf_init(newleaf, bs, be16(leaf), ibase + prev_live - 1);
+		memcpy(newleaf + ILEAF_HEADER, leaf + ILEAF_HEADER + from,
+		       used - from);
+		dict_set(newleaf, bs, 1, used - from);
+		put_be16(newleaf + 2, 1);
+		for (unsigned j = 1; j <= count; j++)
+			put_be16(leaf + bs - 2 * j, 0);
+		put_be16(leaf + 2, 0);
+		ileaf_zero_gap(leaf, bs);
+		*newbase = ibase + prev_live - 1;
+		return 0;
+	}
+	if (!best_b && prev_live == 1 && ibase + 1 < TUX3_KEY_LIMIT) {
+		/* one inode at the base: the range above it goes to an empty
+		 * leaf, where an inode there has the room to itself */
+		for (unsigned j = 2; j <= count; j++)
+			put_be16(leaf + bs - 2 * j, 0);
+		put_be16(leaf + 2, 1);
+		ileaf_zero_gap(leaf, bs);
+		ileaf_init(newleaf, bs, be16(leaf), ibase + 1);
+		*newbase = ibase + 1;
+		return 0;
+	}
 	if (!best_b)
-		return -EINVAL;	/* fewer than two inodes: nothing to split */
+		return -EINVAL;	/* no inode: nothing to split */
 
 	unsigned from = dict_end(leaf, bs, best_b - 1);
 	unsigned moved = count - best_b + 1;

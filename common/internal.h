@@ -759,6 +759,10 @@ int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
 int vinode_truncate(struct tux3_volume *vol, struct inode *inode,
 		    uint64_t size);
 int vinode_destroy(struct tux3_volume *vol, struct inode *inode);
+/* Room in the inode's blob for the store a change ends with: checked
+ * for every inode an operation changes before it changes any, so that
+ * a change is never half made (-ENOSPC, the volume untouched). */
+int vinode_room(struct tux3_volume *vol, tux3_ino_t inum);
 struct vdelete_plan;
 int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 			const struct vdelete_plan *plan);

@@ -349,6 +349,10 @@ static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
 		}
 		tux3_clear_error(vol);
 	}
+	if ((err = vinode_room(vol, dirino))) {
+		inode_free(&dir);
+		return err;
+	}
 	uint64_t rdev = (uint64_t)major << 20 | minor;
 	if ((err = new_inode(vol, &dir, mode, uid, gid, rdev, &inode)))
 		goto out;
@@ -474,6 +478,8 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 		err = -EMLINK;
 		goto out;
 	}
+	if ((err = vinode_room(vol, ino)) || (err = vinode_room(vol, dirino)))
+		goto out;
 	inode.nlink++;
 	inode.ctime = vol_now(vol);
 	if ((err = inode_store(vol, &inode)) ||
@@ -560,6 +566,8 @@ static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
 		if (!err && !e.empty)
 			err = -ENOTEMPTY;
 	}
+	if (!err && !(err = vinode_room(vol, dirino)))
+		err = vinode_room(vol, f.inum);
 	if (!err)
 		err = dir_remove(vol, &dir, f.pos);
 	if (!err) {
@@ -754,6 +762,25 @@ static int in_subtree(struct tux3_volume *vol, uint64_t top, uint64_t dir)
 	return err < 0 ? err : s.found;
 }
 
+/* May src replace dst?  A directory only an empty directory, a
+ * non-directory only a non-directory. */
+static int replace_ok(struct tux3_volume *vol, const struct inode *src,
+		      const struct inode *dst)
+{
+	bool sdir = S_ISDIR(src->mode), ddir = S_ISDIR(dst->mode);
+	if (ddir && !sdir)
+		return -EISDIR;
+	if (!ddir && sdir)
+		return -ENOTDIR;
+	if (!ddir)
+		return 0;
+	struct empty_ctx e = { true };
+	int err = dir_iterate(vol, dst, any_entry, &e);
+	if (err > 0)
+		err = 0;
+	return !err && !e.empty ? -ENOTEMPTY : err;
+}
+
 int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 		const char *oldname, size_t oldlen, tux3_ino_t newdir,
 		const char *newname, size_t newlen, unsigned flags)
@@ -814,6 +841,17 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 		err = err < 0 ? err : -EINVAL;
 		goto out;
 	}
+	/* a replaced target: a directory by a directory, an empty one */
+	if (have_dst && !(flags & TUX3_RENAME_EXCHANGE) &&
+	    (err = replace_ok(vol, &src, &dst)))
+		goto out;
+	/* every check is made: room for what the change stores, then the
+	 * change */
+	if ((err = vinode_room(vol, olddir)) ||
+	    (err = vinode_room(vol, newdir)) ||
+	    (err = vinode_room(vol, fo.inum)) ||
+	    (have_dst && (err = vinode_room(vol, fn.inum))))
+		goto out;
 	int64_t now = vol_now(vol);
 	if (flags & TUX3_RENAME_EXCHANGE) {
 		if ((err = dir_set_entry(vol, od, fo.pos, dst.inum,
@@ -829,24 +867,6 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 		if ((err = inode_store(vol, &dst)))
 			goto out;
 	} else if (have_dst) {
-		if (ddir && !sdir) {
-			err = -EISDIR;
-			goto out;
-		}
-		if (!ddir && sdir) {
-			err = -ENOTDIR;
-			goto out;
-		}
-		if (ddir) {
-			struct empty_ctx e = { true };
-			err = dir_iterate(vol, &dst, any_entry, &e);
-			if (err > 0)
-				err = 0;
-			if (!err && !e.empty)
-				err = -ENOTEMPTY;
-			if (err)
-				goto out;
-		}
 		/* the new name's record now names the source */
 		if ((err = dir_set_entry(vol, nd, fn.pos, src.inum,
 					 inode_dtype(src.mode))) ||

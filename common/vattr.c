@@ -177,10 +177,20 @@ int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap)
 		if (!in->a[i].label && (in->a[i].absent ||
 		    in->a[i].key >> 16 == KIND_XATTR))
 			err = put(&in->a[i], blob, cap, &off);
-	for (unsigned label = 1; label < VERSION_LABELS && !err; label++)
+	/* then each other label, in label order: the next larger label
+	 * present each time (no pass over the 4,095 that are not) */
+	for (unsigned label = 0;;) {
+		unsigned next = VERSION_LABELS;
+		for (unsigned i = 0; i < in->n; i++)
+			if (in->a[i].label > label && in->a[i].label < next)
+				next = in->a[i].label;
+		if (next == VERSION_LABELS || err)
+			break;
 		for (unsigned i = 0; i < in->n && !err; i++)
-			if (in->a[i].label == label)
+			if (in->a[i].label == next)
 				err = put(&in->a[i], blob, cap, &off);
+		label = next;
+	}
 	return err ? err : (int)off;
 }
 

@@ -36,13 +36,34 @@ static int nearest(struct vtree *vt, unsigned label)
 	return -1;
 }
 
-int velist_read(struct vtree *vt, const struct velem *e, unsigned n,
-		unsigned label)
+static int read_now(struct vtree *vt, const struct velem *e, unsigned n,
+		    unsigned label)
 {
 	slots_set(vt, e, n);
 	int i = nearest(vt, label);
 	slots_clear(vt, e, n);
 	return i >= 0 && e[i].phys ? i : -1;
+}
+
+int velist_read(struct vtree *vt, const struct velem *e, unsigned n,
+		unsigned label)
+{
+	if (!vt->pending || !n)
+		return read_now(vt, e, n, label);
+	/* the list as the pending delete leaves it; the element read is
+	 * found again by its block (a delete relabels, never moves one) */
+	struct velem after[VERSION_LABELS];
+	unsigned m = n;
+	const struct vdelete_plan *plan = vt->pending;
+	memcpy(after, e, n * sizeof(*e));
+	vt->pending = NULL;	/* velist_delete reads nothing */
+	velist_delete(vt, plan, after, &m, NULL, NULL);
+	vt->pending = plan;
+	int i = read_now(vt, after, m, label);
+	for (unsigned j = 0; i >= 0 && j < n; j++)
+		if (e[j].phys == after[i].phys)
+			return (int)j;
+	return -1;
 }
 
 /* Non-ghost versions below label (not label itself) that inherit what
@@ -288,8 +309,9 @@ unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
 	for (unsigned i = 0; i < n; i++) {
 		unsigned l = e[i].label;
 		const char *what = NULL;
-		if (l >= vt->top || !vtree_used(vt, l) ||
-		    (vt->v[l].flags & VERSION_DYING))
+		if (l >= vt->top || (!vtree_used(vt, l) &&
+		    !(vt->pending && (vt->v[l].flags & VERSION_DYING))) ||
+		    (!vt->pending && (vt->v[l].flags & VERSION_DYING)))
 			what = "label not in the version tree";
 		else if (find_label(e, i, l) >= 0)
 			what = "second element of one label";

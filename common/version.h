@@ -73,6 +73,11 @@ struct vtree {
 	/* scratch for one element list at a time (velist.c) */
 	uint16_t slot[VERSION_LABELS];	/* label -> index + 1 in the list */
 	uint16_t stack[VERSION_LABELS];
+	/* A delete recorded but not yet applied to every list (a crash
+	 * between its two commits): velist_read reads each list as the
+	 * plan will leave it, so that a child promoted into a dying label's
+	 * place reads what it inherits.  Not stored; NULL normally. */
+	const struct vdelete_plan *pending;
 };
 
 void vtree_init(struct vtree *vt);

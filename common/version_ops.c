@@ -47,6 +47,40 @@ static struct vtree *table_copy(struct tux3_volume *vol)
 	return vt;
 }
 
+/* An orphan of the live version (unlinked, still open) is not taken
+ * into a snapshot of it: it has no name there, and would outlive its
+ * release.  Its mode is made ABSENT on the new label. */
+static int orphans_absent(struct tux3_volume *vol, struct vtree *vt,
+			  unsigned label)
+{
+	int err = 0;
+	for (unsigned i = 0; i < vol->orphans.count && !err; i++) {
+		tux3_ino_t inum = vol->orphans.inums[i];
+		struct vattrs x;
+		uint8_t *blob, *out = NULL;
+		unsigned len, bad_at, l = label;
+		if (inum < TUX3_ROOT_INO ||
+		    (err = itree_blob(vol, inum, &blob, &len)))
+			continue;
+		if (!len || vattrs_decode(blob, len, &x, &bad_at)) {
+			free(blob);
+			continue;	/* fsck's business */
+		}
+		err = vattrs_set(vt, &x, &l, VATTR_KEY(ATTR_MODE_OWNER, 0),
+				 NULL, 0, vol_now(vol));
+		int n = -ENOMEM;
+		if (!err && (out = malloc(len + 64)))
+			n = vattrs_encode(&x, out, len + 64);
+		if (!err)
+			err = n < 0 ? n : itree_store(vol, inum, out,
+						      (unsigned)n);
+		vattrs_free(&x);
+		free(blob);
+		free(out);
+	}
+	return err;
+}
+
 int version_create(struct tux3_volume *vol, const char *name,
 		   const char *of, uint32_t *tagp)
 {
@@ -80,7 +114,9 @@ int version_create(struct tux3_volume *vol, const char *name,
 		err = -ENOENT;
 	int l = err ? err : vtree_snapshot(vt, (unsigned)parent, tag,
 					   vol_now(vol));
-	if (l >= 0) {
+	if (l >= 0 && parent == VERSION_ORIGIN)
+		err = orphans_absent(vol, vt, (unsigned)l);
+	if (l >= 0 && !err) {
 		snprintf(vt->v[l].name, sizeof(vt->v[l].name), "%s", name);
 		err = vtable_save(vol, vt);
 		if (!err && tagp)

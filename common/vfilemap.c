@@ -886,7 +886,7 @@ int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
 /* ---- destroying ---- */
 
 struct destroy_ctx {
-	struct blist blocks;
+	struct blist blocks, bnodes;
 	int err;
 };
 
@@ -896,7 +896,24 @@ static int destroy_bnode(void *ctx, struct btree *bt, int level,
 {
 	struct destroy_ctx *d = ctx;
 	(void)bt; (void)level; (void)buf; (void)lo; (void)hi;
-	return blist_add(&d->blocks, blocknr);
+	return blist_add(&d->bnodes, blocknr);
+}
+
+/* A bnode goes with BNODE_FREE, not BFREE: replay keeps bnode images
+ * of the unify cycle in memory, and BNODE_FREE drops the image, so that
+ * the block reused (as a leaf, say) reads as what is written there. */
+static int release_bnodes(struct tux3_volume *vol, struct blist *l)
+{
+	int err = 0;
+	for (size_t i = 0; i < l->n && !err; i++) {
+		uint64_t b = l->v[i];
+		err = log_bfree(vol, LOG_BNODE_FREE, b, 1);
+		if (!err)
+			err = blockset_has(&vol->fresh, b) ? bfree_now(vol, b, 1)
+							   : bfree_deferred(vol, b, 1);
+	}
+	l->n = 0;
+	return err;
 }
 
 static int destroy_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
@@ -923,13 +940,16 @@ int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode)
 	static const struct btree_visit visit = { .bnode = destroy_bnode,
 						  .leaf = destroy_leaf };
 	struct btree bt = tree_of(vol, inode, &vdtree_ops);
-	struct destroy_ctx d = { { 0 }, 0 };
+	struct destroy_ctx d = { { 0 }, { 0 }, 0 };
 	/* every block first, so that a damaged tree frees nothing */
 	err = btree_traverse(&bt, &visit, &d);
 	if (!err)
 		err = release_list(vol, &d.blocks);
 	if (!err)
+		err = release_bnodes(vol, &d.bnodes);
+	if (!err)
 		inode->dtree = 0;
 	free(d.blocks.v);
+	free(d.bnodes.v);
 	return err;
 }

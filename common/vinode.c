@@ -252,8 +252,9 @@ int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
 		err = vattrs_set_shared(&x, KEY_DTREE, t ? t->data : NULL,
 					t ? t->len : 0);
 	}
-	if (!err && label != start)
-		vol->vt_dirty = true;	/* an implicit child was made */
+	if (label != start)
+		vol->vt_dirty = true;	/* an implicit child was made (it
+					 * stays even if the store fails) */
 	unsigned cap = dlen + vlen + 4 * 6 * 16 + 64;
 	if (!err && !(buf = malloc(cap)))
 		err = -ENOMEM;

@@ -23,18 +23,19 @@
 #define STORE_GROWTH	(IATTR_FIXED_MAX + 6 * 6)
 #define RUN_BLOCKS	256	/* blocks per vfilemap_update call */
 
-static int room_check(struct tux3_volume *vol, const struct inode *inode)
+int vinode_room(struct tux3_volume *vol, tux3_ino_t inum)
 {
 	uint8_t *disk;
 	unsigned dlen, cap = vol->blocksize - ILEAF_HEADER - 2;
-	int err = itree_blob(vol, inode->inum, &disk, &dlen);
+	if (!vinode_applies(vol, inum))
+		return 0;
+	int err = itree_blob(vol, inum, &disk, &dlen);
 	free(disk);
 	if (!err && dlen + STORE_GROWTH > cap)
-		err = vol_error(vol, -ENOSPC, TUX3_NONE, inode->inum,
-				TUX3_NONE, "inode %" PRIu64 ": its versions' "
-				"attributes take %u of the %u bytes an inode "
-				"may have: delete a snapshot first",
-				inode->inum, dlen, cap);
+		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
+				"inode %" PRIu64 ": its versions' attributes "
+				"take %u of the %u bytes an inode may have: "
+				"delete a snapshot first", inum, dlen, cap);
 	return err;
 }
 
@@ -92,7 +93,7 @@ int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
 		return 0;
 	if (pos > iattr_max_size(bits) || len > iattr_max_size(bits) - pos)
 		return -EFBIG;
-	if ((err = room_check(vol, inode)))
+	if ((err = vinode_room(vol, inode->inum)))
 		return err;
 	if (!(blk = malloc(bs)))
 		return -ENOMEM;
@@ -171,7 +172,7 @@ int vinode_truncate(struct tux3_volume *vol, struct inode *inode,
 	if (size > iattr_max_size(bits))
 		return -EFBIG;
 	if (size < inode->size) {
-		if ((err = room_check(vol, inode)) ||
+		if ((err = vinode_room(vol, inode->inum)) ||
 		    (err = punch_from(vol, inode, (size + bs - 1) >> bits)))
 			return err;
 		if (size & (bs - 1)) {
@@ -231,7 +232,11 @@ int vinode_destroy(struct tux3_volume *vol, struct inode *inode)
 		err = itree_blob(vol, inode->inum, &disk, &dlen);
 	if (!err && dlen)
 		err = vinode_read_by_any(vol, inode->inum, disk, dlen, &any);
-	if (!err && !any) {
+	if (!err && !dlen) {
+		/* nothing left at all: the store removed the blob */
+		vol->super.usedinodes--;
+		vol->super_dirty = true;
+	} else if (!err && !any) {
 		/* read by no version: the whole inode goes */
 		inode->dtree = gone.dtree;
 		if (!(err = vinode_release_atoms(vol, inode->inum, disk,

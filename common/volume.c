@@ -174,6 +174,11 @@ static int volume_ready_to_write(struct tux3_volume *vol)
 	vol->unify_bnode_limit = 256;
 	vol->commit_bound = 4096;
 	int err = balloc_init(vol);
+	/* a snapshot delete a crash interrupted is finished first: the
+	 * orphans' release writes through the version rules, which need
+	 * the tree the delete leaves */
+	if (!err && vol->vpending)
+		err = version_delete_resume(vol);
 	if (!err && vol->orphans.count)
 		err = orphans_release(vol);
 	return err;
@@ -284,14 +289,8 @@ static int volume_load(struct tux3_volume *vol)
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
 				 TUX3_NONE, "the volume has versions but its "
 				 "version table cannot be read: run fsck.tux3");
-	if (vol->mode == TUX3_OPEN_RDWR) {
-		int err = volume_ready_to_write(vol);
-		/* a snapshot delete a crash interrupted is finished by the
-		 * next read-write open */
-		if (!err && vol->vpending)
-			err = version_delete_resume(vol);
-		return err;
-	}
+	if (vol->mode == TUX3_OPEN_RDWR)
+		return volume_ready_to_write(vol);
 	return 0;
 }
 

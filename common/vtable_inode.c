@@ -22,6 +22,18 @@ static int gate_check(struct tux3_volume *vol)
 		   (vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS);
 	if (bit == has_versions(vol))
 		return 0;
+	/* The magic is in the commit sector; the bit in the extension
+	 * record, the next sector.  A record not sealed against this
+	 * superblock is from another commit (a torn superblock write, the
+	 * first snapshot's commit among them): the magic decides, and the
+	 * next commit writes the record to agree. */
+	if (!vol->ident.present || !superext_sealed(&vol->seal, &vol->super)) {
+		if (has_versions(vol))
+			vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
+		else
+			vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
+		return 0;
+	}
 	return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET +
 			 (bit ? 0 : SUPEREXT_OFFSET + 16),
 			 bit ? "superblock: the extension record has the "
@@ -74,6 +86,8 @@ out:
 		free(vol->vpending);
 		vol->vpending = NULL;
 	}
+	if (!err && vol->vpending)
+		vol->vt->pending = vol->vpending;	/* read as it will be */
 	if (err)
 		vtable_unload(vol);
 	return err;

@@ -253,6 +253,7 @@ int vtree_repair(struct vtree *vt, struct vdelete_plan *plan)
 
 void vtree_delete_done(struct vtree *vt, const struct vdelete_plan *plan)
 {
+	vt->pending = NULL;
 	for (unsigned i = 0; i < plan->count; i++) {
 		struct version *v = &vt->v[plan->step[i].label];
 		if (v->flags == VERSION_DYING) {

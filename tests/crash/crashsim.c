@@ -53,6 +53,19 @@
  * the same way, one level deep: each of its states must be the state
  * itself or the state without its orphans (--no-recovery: skip).
  *
+ * --snapshots (random workloads): operations also take snapshots s0..s3
+ * of the live version or of another snapshot, delete them, and select
+ * one to write, overwrite, truncate, create or unlink a file in it.  Each
+ * snapshot has its own model, a copy of its source's at the create; the
+ * canonical text is the live tree, its orphans, "pending delete" while a
+ * delete's plan is committed and its lists are not, then every snapshot
+ * by name ("snapshot NAME" and its tree, read through
+ * tux3_version_select).  A delete's first commit records its plan: the
+ * snapshot is gone from that delta on.  A prefix state with a pending
+ * delete gets its recovery (the read-write open finishing it) crashed
+ * too, like orphans below: each state must be the state itself, or the
+ * same without the pending line.
+ *
  * Trace lints run on every workload (no crash needed): no write to a
  * block the last durable state references (superblock aside; L1), the
  * commit write preceded and followed by a flush with no write in between
@@ -91,6 +104,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "internal.h"
+#include "version.h"
 #include "tux3_fsck.h"
 
 #define SECTOR 512
@@ -121,6 +135,8 @@ struct options {
 	bool no_torn_super;	/* --no-torn-super: skip (counted) */
 	uint32_t features;	/* --features: mkfs compat mask (default:
 				 * TUX3_FEATURE_COMPAT_DEFAULT) */
+	bool snapshots;		/* --snapshots: random workloads take,
+				 * delete and write snapshots */
 };
 
 static void usage(void) __attribute__((noreturn));
@@ -677,6 +693,22 @@ static void model_text(struct sbuf *s, const struct model *m,
 		sb_printf(s, "%s", "");
 }
 
+/*
+ * After the live tree and its orphans: "pending delete" while a snapshot
+ * delete's plan is recorded and its lists not yet processed, then each
+ * snapshot in name order, "snapshot NAME" and its tree (orphans are the
+ * live version's: a snapshot's model has none).
+ */
+static const char pending_line[] = "pending delete\n";
+
+static void model_text_snap(struct sbuf *s, const struct model *m,
+			    const struct mtimes *t, const char *name)
+{
+	sb_printf(s, "snapshot %s\n", name);
+	emit_model_node(s, m, t, 0, "/");
+	model_text_dir(s, m, t, 0, "/", 0);
+}
+
 /* The image side, through the library's read API. */
 struct ientry {
 	char name[256];
@@ -800,9 +832,15 @@ static void image_text_dir(struct sbuf *s, struct tux3_volume *vol,
 	free(c.v);
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void image_text(struct sbuf *s, struct tux3_volume *vol)
 {
 	s->len = 0;
+	tux3_version_select(vol, NULL);
 	emit_image_node(s, vol, TUX3_ROOT_INO, "/");
 	image_text_dir(s, vol, TUX3_ROOT_INO, "/", 0);
 	unsigned no = tux3_orphan_count(vol);
@@ -814,6 +852,36 @@ static void image_text(struct sbuf *s, struct tux3_volume *vol)
 	for (unsigned i = 0; i < no; i++)
 		emit_image_node(s, vol, o[i], "orphan");
 	free(o);
+	if (vol->vpending && vol->vpending->count)
+		sb_printf(s, "%s", pending_line);
+	/* the snapshots: the named versions a select finds, by name */
+	struct tux3_version_info *v = NULL;
+	unsigned nv = 0;
+	int err = tux3_version_list(vol, &v, &nv);
+	if (err) {
+		sb_printf(s, "versions=%d\n", err);
+		tux3_clear_error(vol);
+	}
+	char **names = xcalloc(nv + 1, sizeof(*names));
+	unsigned nn = 0;
+	for (unsigned i = 0; i < nv; i++)
+		if (v[i].name && v[i].name[0] && !v[i].ghost && !v[i].dying)
+			names[nn++] = (char *)v[i].name;
+	if (nn)
+		qsort(names, nn, sizeof(*names), name_cmp);
+	for (unsigned i = 0; i < nn; i++) {
+		sb_printf(s, "snapshot %s\n", names[i]);
+		if ((err = tux3_version_select(vol, names[i]))) {
+			sb_printf(s, "select=%d\n", err);
+			tux3_clear_error(vol);
+			continue;
+		}
+		emit_image_node(s, vol, TUX3_ROOT_INO, "/");
+		image_text_dir(s, vol, TUX3_ROOT_INO, "/", 0);
+	}
+	tux3_version_select(vol, NULL);
+	free(names);
+	free(v);
 	if (!s->p)
 		sb_printf(s, "%s", "");
 }
@@ -854,13 +922,18 @@ enum {
 	ACE_NOPS,
 	/* more for the random workloads */
 	OP_RMDIR = ACE_NOPS, OP_CHMOD, OP_IOPEN, OP_IRELEASE, OP_SYNC,
-	OP_UNIFY, OP_NOPS
+	OP_UNIFY,
+	/* --snapshots: snapshot "s<vs>" of the live version or of "s<vof>";
+	 * delete it; select it, do the operation "inner" in it (write,
+	 * overwrite, truncate, create, unlink), select the live one again */
+	OP_SNAPSHOT, OP_SNAPDELETE, OP_SNAPWRITE, OP_NOPS
 };
 
 static const char *const op_names[OP_NOPS] = {
 	"create", "mkdir", "write", "overwrite", "truncate", "link", "unlink",
 	"rename", "symlink", "setxattr", "removexattr", "rmdir", "chmod",
-	"iopen", "irelease", "sync", "unify",
+	"iopen", "irelease", "sync", "unify", "snapshot", "snapdelete",
+	"snapwrite",
 };
 
 struct op {
@@ -874,6 +947,9 @@ struct op {
 	uint64_t seed;		/* data */
 	char target[64];	/* symlink */
 	int node;		/* irelease: the model node (no name) */
+	unsigned vs, inner;	/* snapshot ops: the snapshot; snapwrite: the
+				 * operation done in it */
+	int vof;		/* snapshot: of "s<vof>", -1 the live one */
 };
 
 struct snap {
@@ -883,10 +959,28 @@ struct snap {
 	unsigned ops_done;
 };
 
+/* The model of a snapshot: a copy of the version it was taken of, at
+ * its creation (without the orphans and open counts, the live version's
+ * own), changed by the writes to it only. */
+#define NSNAP 4			/* snapshots s0..s3 (name order: slot order) */
+struct vsnap {
+	bool used;
+	struct model m;
+	struct mtimes t;	/* its times at the last commit */
+};
+
 struct work {
 	uint64_t id;
 	struct tux3_volume *vol;
-	struct model m;
+	struct model m;		/* the live version */
+	struct vsnap vs[NSNAP];
+	struct model *cur;	/* what the operations act on: m, or the
+				 * model of the snapshot selected */
+	/* a snapshot delete running: the snapshot + 1, and its commits (the
+	 * first records the plan: the snapshot is gone from then on, its
+	 * delete pending until the second) */
+	unsigned deleting, del_commits;
+	bool pending;
 	struct recorder *rec;
 	struct snap *snaps;
 	size_t nsnaps;
@@ -916,26 +1010,75 @@ static void work_error(struct work *w, unsigned k, const struct op *o,
 		       text);
 }
 
-/* The snapshot of delta seq: the model as it stands (the operations
- * done) with the times the live volume has, as a canonical text. */
-static void model_now(struct work *w)
+/* The tag of the snapshot named name in the volume's table (0: none):
+ * what tux3_version_select finds, without touching the error state (a
+ * commit inside an operation calls on_commit). */
+static uint32_t snap_tag(struct tux3_volume *vol, const char *name)
 {
-	struct mtimes t;
-	memset(&t, 0, sizeof(t));
+	const struct vtree *vt = vol->vt;
+	for (unsigned l = 1; vt && l < vt->top; l++)
+		if (vtree_used(vt, l) && !vtree_ghost(vt, l) &&
+		    !(vt->v[l].flags & VERSION_DYING) &&
+		    !strcmp(vt->v[l].name, name))
+			return vt->v[l].tag;
+	return 0;
+}
+
+/* The times version tag (0: the live one) has for m's nodes. */
+static void model_times(struct work *w, const struct model *m, uint32_t tag,
+			struct mtimes *t)
+{
+	uint32_t selected = w->vol->vtag;
+	w->vol->vtag = tag;
+	memset(t, 0, sizeof(*t));
 	for (unsigned i = 0; i < MN; i++) {
 		struct tux3_stat st;
-		if (!w->m.n[i].used)
+		if (!m->n[i].used)
 			continue;
-		int err = tux3_stat(w->vol, w->m.n[i].ino, &st);
+		int err = tux3_stat(w->vol, m->n[i].ino, &st);
 		if (err) {
-			t.err[i] = err;
+			t->err[i] = err;
 			tux3_clear_error(w->vol);
 			continue;
 		}
-		t.mt[i] = st.mtime_ns;
-		t.ct[i] = st.ctime_ns;
+		t->mt[i] = st.mtime_ns;
+		t->ct[i] = st.ctime_ns;
 	}
+	w->vol->vtag = selected;
+}
+
+/* The snapshot of delta seq: the model as it stands (the operations
+ * done) with the times the volume has, as a canonical text: the live
+ * version, then every snapshot (see model_text_snap). */
+static void model_now(struct work *w)
+{
+	struct mtimes t;
+	model_times(w, &w->m, 0, &t);
 	model_text(&w->tmp, &w->m, &t);
+	if (w->pending)
+		sb_printf(&w->tmp, "%s", pending_line);
+	for (unsigned i = 0; i < NSNAP; i++) {
+		char name[16];
+		if (!w->vs[i].used)
+			continue;
+		snprintf(name, sizeof(name), "s%u", i);
+		/* a delete changes no other snapshot: their times are those
+		 * before it (what the library reads between its commits is
+		 * not the model's business) */
+		if (w->deleting) {
+			model_text_snap(&w->tmp, &w->vs[i].m, &w->vs[i].t, name);
+			continue;
+		}
+		uint32_t tag = snap_tag(w->vol, name);
+		if (!tag) {
+			struct op o = { .kind = OP_SNAPSHOT };
+			snprintf(o.name, sizeof(o.name), "%s", name);
+			work_error(w, w->ops_done, &o, "the model has the "
+				   "snapshot, the volume's table does not");
+		}
+		model_times(w, &w->vs[i].m, tag, &w->vs[i].t);
+		model_text_snap(&w->tmp, &w->vs[i].m, &w->vs[i].t, name);
+	}
 }
 
 static void take_snapshot(struct work *w, uint64_t seq)
@@ -960,7 +1103,27 @@ static void take_snapshot(struct work *w, uint64_t seq)
 static void on_commit(struct tux3_volume *vol, void *ctx)
 {
 	struct work *w = ctx;
-	(void)vol;
+	/* a snapshot delete: its first commit records the plan, the point
+	 * of no return (the snapshot can no longer be selected); the second
+	 * finishes it */
+	if (w->deleting && ++w->del_commits == 1) {
+		struct vsnap *v = &w->vs[w->deleting - 1];
+		model_free(&v->m);
+		v->used = false;
+		w->pending = true;
+	} else if (w->deleting) {
+		w->pending = false;
+	}
+	/* (a delete running keeps its plan to itself: vol->vpending is the
+	 * one an open found) */
+	bool pending = vol->vt && vol->vt->dying;
+	if (pending != w->pending) {
+		struct op o = { .kind = OP_SNAPDELETE };
+		work_error(w, w->ops_done, &o, "commit %" PRIu64 ": the volume "
+			   "has %sa pending delete, the model %s",
+			   w->rec->commits, pending ? "" : "no ",
+			   w->pending ? "has" : "not");
+	}
 	take_snapshot(w, w->rec->commits);
 }
 
@@ -969,8 +1132,8 @@ static void on_commit(struct tux3_volume *vol, void *ctx)
 static int resolve(struct work *w, unsigned k, const struct op *o,
 		   tux3_ino_t *ino)
 {
-	int e = model_entry(&w->m, o->dir, o->name);
-	int err = tux3_lookup(w->vol, w->m.n[o->dir].ino, o->name,
+	int e = model_entry(w->cur, o->dir, o->name);
+	int err = tux3_lookup(w->vol, w->cur->n[o->dir].ino, o->name,
 			      strlen(o->name), ino);
 	tux3_clear_error(w->vol);
 	if (e < 0) {
@@ -980,10 +1143,10 @@ static int resolve(struct work *w, unsigned k, const struct op *o,
 		}
 		return -1;
 	}
-	unsigned n = w->m.e[e].node;
-	if (err || *ino != w->m.n[n].ino) {
+	unsigned n = w->cur->e[e].node;
+	if (err || *ino != w->cur->n[n].ino) {
 		work_error(w, k, o, "lookup gave %d ino %" PRIu64 ", model: "
-			   "ino %" PRIu64, err, err ? 0 : *ino, w->m.n[n].ino);
+			   "ino %" PRIu64, err, err ? 0 : *ino, w->cur->n[n].ino);
 		return -2;
 	}
 	return (int)n;
@@ -1003,7 +1166,7 @@ static void check_result(struct work *w, unsigned k, const struct op *o,
 
 static void do_rename(struct work *w, unsigned k, const struct op *o)
 {
-	struct model *m = &w->m;
+	struct model *m = w->cur;
 	int e = model_entry(m, o->dir, o->name);
 	int e2 = model_entry(m, o->dir2, o->name2);
 	unsigned flags = o->flags;
@@ -1077,10 +1240,107 @@ static void do_rename(struct work *w, unsigned k, const struct op *o)
 	}
 }
 
+static void do_op(struct work *w, unsigned k, const struct op *o);
+
+/* snapshot operations done (the library agreeing) */
+static struct {
+	uint64_t create, del, write, failed;
+} snapst;
+
+/*
+ * Snapshot create and delete commit what is pending first (a sync), then
+ * commit the table: the model takes or drops the snapshot there.  Create
+ * commits once, with the snapshot; delete twice (see on_commit).
+ */
+static void do_snapshot_op(struct work *w, unsigned k, const struct op *o)
+{
+	struct tux3_volume *vol = w->vol;
+	struct vsnap *v = &w->vs[o->vs];
+	char name[16], of[16] = "";
+	int err, expect;
+	snprintf(name, sizeof(name), "s%u", o->vs);
+	if (o->vof >= 0)
+		snprintf(of, sizeof(of), "s%d", o->vof);
+	switch (o->kind) {
+	case OP_SNAPSHOT: {
+		expect = v->used ? -EEXIST : o->vof >= 0 &&
+			 !w->vs[o->vof].used ? -ENOENT : 0;
+		check_result(w, k, o, tux3_sync(vol), 0);
+		uint64_t commits = w->rec->commits;
+		if (!expect) {
+			const struct model *src = o->vof >= 0 ?
+						  &w->vs[o->vof].m : &w->m;
+			model_copy(&v->m, src);
+			for (unsigned i = 0; i < MN; i++) {
+				if (v->m.n[i].used && !v->m.n[i].nlink)
+					node_free(&v->m, i);
+				v->m.n[i].opens = 0;
+			}
+			v->used = true;
+		}
+		err = tux3_snapshot_create(vol, name, of[0] ? of : NULL);
+		check_result(w, k, o, err, expect);
+		if (err && !expect) {
+			model_free(&v->m);
+			v->used = false;
+		}
+		if (!err && w->rec->commits != commits + 1)
+			work_error(w, k, o, "the create committed %" PRIu64
+				   " deltas, the model expects 1",
+				   w->rec->commits - commits);
+		if (err)
+			snapst.failed++;
+		else
+			snapst.create++;
+		return;
+	}
+	case OP_SNAPDELETE:
+		expect = v->used ? 0 : -ENOENT;
+		check_result(w, k, o, tux3_sync(vol), 0);
+		model_now(w);	/* the snapshots' times before the delete */
+		if (!expect) {
+			w->deleting = o->vs + 1;
+			w->del_commits = 0;
+		}
+		err = tux3_snapshot_delete(vol, name);
+		check_result(w, k, o, err, expect);
+		if (!expect && w->del_commits != 2)
+			work_error(w, k, o, "the delete committed %u deltas, "
+				   "the model expects 2", w->del_commits);
+		if (!expect && v->used) {	/* no commit came */
+			model_free(&v->m);
+			v->used = false;
+		}
+		w->deleting = 0;
+		w->pending = false;
+		if (err)
+			snapst.failed++;
+		else
+			snapst.del++;
+		return;
+	case OP_SNAPWRITE: {
+		err = tux3_version_select(vol, name);
+		check_result(w, k, o, err, v->used ? 0 : -ENOENT);
+		if (err || !v->used) {
+			snapst.failed++;
+			return;
+		}
+		snapst.write++;
+		struct op in = *o;
+		in.kind = o->inner;
+		w->cur = &v->m;
+		do_op(w, k, &in);
+		w->cur = &w->m;
+		check_result(w, k, o, tux3_version_select(vol, NULL), 0);
+		return;
+	}
+	}
+}
+
 /* Run operation k on the volume and on the model. */
 static void do_op(struct work *w, unsigned k, const struct op *o)
 {
-	struct model *m = &w->m;
+	struct model *m = w->cur;
 	struct tux3_volume *vol = w->vol;
 	tux3_ino_t ino = 0;
 	int n = -1, e = -1, err;
@@ -1174,6 +1434,9 @@ static void do_op(struct work *w, unsigned k, const struct op *o)
 			node_free(m, (unsigned)n);
 		return;
 	}
+	case OP_SNAPSHOT: case OP_SNAPDELETE: case OP_SNAPWRITE:
+		do_snapshot_op(w, k, o);
+		return;
 	}
 
 	/* the rest act on an existing name */
@@ -1382,6 +1645,7 @@ static void make_base(struct base *b, bool ace)
 		exit(2);
 	}
 	struct work w = { .id = 0 };
+	w.cur = &w.m;
 	w.vol = open_rw(wpath);
 	tux3_set_time(w.vol, T0);
 	snprintf(w.desc, sizeof(w.desc), "setup");
@@ -1446,9 +1710,12 @@ static void work_begin(struct work *w, const struct base *b,
 	free(w->snaps);
 	struct sbuf tmp = w->tmp;
 	model_free(&w->m);
+	for (unsigned i = 0; i < NSNAP; i++)
+		model_free(&w->vs[i].m);
 	memset(w, 0, sizeof(*w));
 	w->tmp = tmp;
 	w->id = id;
+	w->cur = &w->m;
 	/* the work image: the base again (only what the last workload
 	 * wrote differs from it) */
 	static const struct base *wbase;
@@ -1523,9 +1790,33 @@ static void work_end(struct work *w)
 	w->vol = NULL;
 }
 
+static void print_op(unsigned k, const struct op *o)
+{
+	printf("op %u: %s", k, op_names[o->kind]);
+	if (o->kind == OP_SNAPSHOT && o->vof < 0)
+		printf(" s%u of live", o->vs);
+	else if (o->kind == OP_SNAPSHOT)
+		printf(" s%u of s%d", o->vs, o->vof);
+	if (o->kind == OP_SNAPDELETE)
+		printf(" s%u", o->vs);
+	if (o->kind == OP_SNAPWRITE)
+		printf(" s%u: %s", o->vs, op_names[o->inner]);
+	if (o->kind < OP_SYNC || o->kind == OP_SNAPWRITE)
+		printf(" dir node %u name %s pos %" PRIu64 " len %" PRIu64,
+		       o->dir, o->name, o->pos, o->len);
+	if (o->kind == OP_LINK || o->kind == OP_RENAME)
+		printf(" -> dir node %u name %s flags %u", o->dir2, o->name2,
+		       o->flags);
+	if (o->kind == OP_IRELEASE)
+		printf(" node %d", o->node);
+	printf("\n");
+}
+
 static void run_op(struct work *w, const struct op *o)
 {
 	unsigned k = w->ops_done;
+	if (opt.verbose && opt.state)
+		print_op(k, o);
 	tux3_set_time(w->vol, T0 + (int64_t)(k + 1) * 1000000007LL);
 	do_op(w, k, o);
 	w->ops_done = k + 1;
@@ -1555,8 +1846,8 @@ static int pick_node(struct work *w, struct rng *r, bool dir)
 {
 	for (int tries = 0; tries < 30; tries++) {
 		unsigned i = rnd(r, MN);
-		if (w->m.n[i].used && !!S_ISDIR(w->m.n[i].mode) == dir &&
-		    (dir || w->m.n[i].nlink))
+		if (w->cur->n[i].used && !!S_ISDIR(w->cur->n[i].mode) == dir &&
+		    (dir || w->cur->n[i].nlink))
 			return (int)i;
 	}
 	return dir ? 0 : -1;
@@ -1566,16 +1857,89 @@ static int pick_node(struct work *w, struct rng *r, bool dir)
 static bool name_of(struct work *w, unsigned node, struct op *o)
 {
 	for (unsigned e = 0; e < ME; e++)
-		if (w->m.e[e].used && w->m.e[e].node == node) {
-			o->dir = w->m.e[e].dir;
-			strcpy(o->name, w->m.e[e].name);
+		if (w->cur->e[e].used && w->cur->e[e].node == node) {
+			o->dir = w->cur->e[e].dir;
+			strcpy(o->name, w->cur->e[e].name);
 			return true;
 		}
 	return false;
 }
 
+/*
+ * --snapshots: a snapshot operation.  Create s0..s3 (one of them in use:
+ * -EEXIST) of the live version or of another snapshot (maybe not there:
+ * -ENOENT), delete one (maybe not there), or select one and change a
+ * file in it.  Opening files is the live version's: an unlink in a
+ * snapshot spares the files the live version has open.
+ */
+static void random_snapshot_op(struct work *w, struct rng *r, struct op *o)
+{
+	unsigned x = rnd(r, 100), nused = 0;
+	for (unsigned i = 0; i < NSNAP; i++)
+		nused += w->vs[i].used;
+	o->vs = rnd(r, NSNAP);
+	o->vof = -1;
+	/* mostly snapshots that exist */
+	for (unsigned tries = 0; tries < 4 && nused && !w->vs[o->vs].used;
+	     tries++)
+		o->vs = rnd(r, NSNAP);
+	if (x < 30 || !nused) {
+		o->kind = OP_SNAPSHOT;
+		o->vs = rnd(r, NSNAP);
+		if (rnd(r, 3) == 0)
+			o->vof = (int)rnd(r, NSNAP);
+		snprintf(o->name, sizeof(o->name), "s%u", o->vs);
+		return;
+	}
+	if (x < 48) {
+		o->kind = OP_SNAPDELETE;
+		snprintf(o->name, sizeof(o->name), "s%u", o->vs);
+		return;
+	}
+	o->kind = OP_SNAPWRITE;
+	if (!w->vs[o->vs].used)
+		return;	/* -ENOENT */
+	w->cur = &w->vs[o->vs].m;
+	o->dir = (unsigned)pick_node(w, r, true);
+	int n = pick_node(w, r, false);
+	unsigned y = rnd(r, 10);
+	if (n < 0 || y < 2) {
+		o->inner = OP_CREATE;
+	} else if (y < 7) {
+		name_of(w, (unsigned)n, o);
+		o->inner = y < 4 ? OP_WRITE : OP_OVERWRITE;
+		o->len = 1 + rnd(r, rnd(r, 4) ? 3000 : 16384);
+		o->pos = rnd(r, (unsigned)(MAXDATA - o->len));
+		if (y < 4 && w->cur->n[n].size + o->len <= MAXDATA)
+			o->pos = w->cur->n[n].size;	/* append */
+		else if (y >= 4 && w->cur->n[n].size > o->len)
+			o->pos = rnd(r, (unsigned)(w->cur->n[n].size - o->len));
+	} else if (y < 9) {
+		name_of(w, (unsigned)n, o);
+		o->inner = OP_TRUNCATE;
+		o->pos = rnd(r, 2) ? rnd(r, MAXDATA / 2) : 0;
+	} else {
+		name_of(w, (unsigned)n, o);
+		o->inner = OP_UNLINK;
+		for (unsigned i = 0; i < MN; i++)
+			if (w->m.n[i].used && w->m.n[i].opens &&
+			    w->m.n[i].ino == w->cur->n[n].ino)
+				o->inner = OP_TRUNCATE;
+	}
+	if (o->inner == OP_CREATE)
+		snprintf(o->name, sizeof(o->name), "n%u", rnd(r, 12));
+	w->cur = &w->m;
+}
+
 static void random_op(struct work *w, struct rng *r, struct op *o)
 {
+	if (opt.snapshots && rnd(r, 100) < 20) {
+		memset(o, 0, sizeof(*o));
+		o->node = -1;
+		o->seed = rng_next(r);
+		random_snapshot_op(w, r, o);
+		return;
+	}
 	unsigned x = rnd(r, 100);
 	memset(o, 0, sizeof(*o));
 	o->node = -1;
@@ -1594,9 +1958,9 @@ static void random_op(struct work *w, struct rng *r, struct op *o)
 		unsigned big = rnd(r, 4) == 0;
 		o->len = 1 + rnd(r, big ? 16384 : 3000);
 		o->pos = rnd(r, (unsigned)(MAXDATA - o->len));
-		if (rnd(r, 3) == 0 && n >= 0 && w->m.n[n].size + o->len <=
+		if (rnd(r, 3) == 0 && n >= 0 && w->cur->n[n].size + o->len <=
 		    MAXDATA)
-			o->pos = w->m.n[n].size;	/* append */
+			o->pos = w->cur->n[n].size;	/* append */
 	} else if (x < 41) {
 		int n = pick_node(w, r, false);
 		o->kind = OP_TRUNCATE;
@@ -1667,8 +2031,8 @@ static void run_random(struct work *w, const struct base *b,
 	struct rng r;
 	rng_seed(&r, seed);
 	work_begin(w, b, rec, seed);
-	snprintf(w->desc, sizeof(w->desc), "random seed %" PRIu64 ", %u ops",
-		 seed, nops);
+	snprintf(w->desc, sizeof(w->desc), "random seed %" PRIu64 ", %u ops%s",
+		 seed, nops, opt.snapshots ? ", snapshots" : "");
 	/* unify by policy often, and sometimes commit inside operations */
 	w->vol->unify_log_limit = 2 + rnd(&r, 6);
 	if (rnd(&r, 2))
@@ -1677,7 +2041,9 @@ static void run_random(struct work *w, const struct base *b,
 		struct op o;
 		random_op(w, &r, &o);
 		run_op(w, &o);
-		if (o.kind == OP_SYNC || o.kind == OP_UNIFY)
+		/* a snapshot create or delete returns committed */
+		if (o.kind == OP_SYNC || o.kind == OP_UNIFY ||
+		    o.kind == OP_SNAPSHOT || o.kind == OP_SNAPDELETE)
 			fsync_returned(w, i);
 	}
 	work_end(w);
@@ -1896,6 +2262,9 @@ struct stats {
 	uint64_t orphan_states;	/* the expected state has orphans */
 	uint64_t recoveries;	/* recoveries recorded and crashed */
 	uint64_t recovery_states;
+	uint64_t snap_states;	/* the expected state has snapshots */
+	uint64_t pending_states;	/* ... a pending snapshot delete */
+	uint64_t delete_recoveries;	/* recoveries finishing a delete */
 	uint64_t lints, work_errors, workloads, commits, unifies, writes;
 	unsigned printed;
 };
@@ -2044,12 +2413,23 @@ static int64_t state_delta(struct sim *s, size_t c)
 static void recovery(struct sim *s, const struct state *x,
 		     const struct snap *want);
 
-/* A prefix state with orphans gets its recovery crashed too. */
+static bool has_orphans(const char *text)
+{
+	return strstr(text, "\norphan ") != NULL;
+}
+
+static bool has_pending(const char *text)
+{
+	return strstr(text, "\npending delete\n") != NULL;
+}
+
+/* A prefix state with orphans or a pending snapshot delete gets its
+ * recovery crashed too. */
 static bool needs_recovery(const struct sim *s, const struct state *x,
 			   const struct snap *want)
 {
 	return !s->depth && !opt.no_recovery && x->gen == G_PREFIX &&
-	       strstr(want->text, "\norphan ");
+	       (has_orphans(want->text) || has_pending(want->text));
 }
 
 /* Write the state's sectors (from: the overlay) or put the durable image
@@ -2152,8 +2532,8 @@ static int check_image(struct sim *s, const struct state *x,
 		}
 	}
 	/* orphans: crash inside the recovery that releases them too */
-	if (result == 1 && needs_recovery(s, x, want) &&
-	    (!s->target || opt.recover))
+	if ((result == 1 || (s->target && opt.recover)) &&
+	    needs_recovery(s, x, want) && (!s->target || opt.recover))
 		recovery(s, x, want);
 restore:
 	ovl_sync(s, false);
@@ -2189,8 +2569,12 @@ static void eval_state(struct sim *s, const struct state *x)
 		result = 2;
 	} else {
 		want = &s->w->snaps[d];
-		if (strstr(want->text, "\norphan "))
+		if (has_orphans(want->text))
 			st.orphan_states++;
+		if (strstr(want->text, "\nsnapshot "))
+			st.snap_states++;
+		if (has_pending(want->text))
+			st.pending_states++;
 		if ((uint64_t)d < x->floor) {
 			snprintf(why, sizeof(why), "an fsync returned after "
 				 "delta %u committed, but the image holds delta %"
@@ -2248,8 +2632,10 @@ static void eval_state(struct sim *s, const struct state *x)
 	if (!s->target && st.printed++ < opt.print) {
 		char name[700];
 		state_name(s, x, name, sizeof(name));
-		printf("BAD state %s (%s; workload %s; delta %" PRId64 "): %s\n",
-		       name, gen_names[x->gen], s->w->desc, d, why);
+		printf("BAD state %s (%s; workload %s; delta %" PRId64 "%s): "
+		       "%s\n", name, gen_names[x->gen], s->w->desc, d,
+		       want && has_pending(want->text) ?
+		       ", a snapshot delete pending" : "", why);
 		print_regression(s, x);
 	}
 }
@@ -2718,6 +3104,8 @@ static void work_free(struct work *w)
 		free(w->snaps[i].text);
 	free(w->snaps);
 	model_free(&w->m);
+	for (unsigned i = 0; i < NSNAP; i++)
+		model_free(&w->vs[i].m);
 	free(w->tmp.p);
 }
 
@@ -2746,10 +3134,13 @@ static int parse_state(struct sim *s, const char *arg)
 
 /*
  * A prefix state with orphans: a read-write open releases them, which
- * writes a delta.  Record that recovery (the open as volume.c's RDWR path does it:
- * replay, then the allocator, then orphans_release, with the recorder on
- * in between) and crash inside it: every state must be the state itself
- * or the state without its orphans, pass fsck, and the lints hold.
+ * writes a delta; with a pending snapshot delete, it finishes the delete,
+ * one more delta.  Record that recovery (the open as volume.c's RDWR path
+ * does it: replay, then the allocator, then version_delete_resume, then
+ * orphans_release, with the recorder on in between) and crash inside it:
+ * every state must be the state itself, or without its pending delete
+ * (the same snapshots: the delete was certain), or without that and its
+ * orphans, pass fsck, and the lints hold.
  */
 static void recovery(struct sim *s, const struct state *x,
 		     const struct snap *want)
@@ -2758,7 +3149,9 @@ static void recovery(struct sim *s, const struct state *x,
 	struct base b = { .bytes = pb->bytes, .blockbits = pb->blockbits,
 			  .volblocks = pb->volblocks };
 	char name[800], why[600] = "";
+	bool orphans = has_orphans(want->text), pending = has_pending(want->text);
 	state_name(s, x, name, sizeof(name));
+	st.delete_recoveries += pending;
 	b.img = xmalloc(b.bytes);
 	memcpy(b.img, s->dur.data, b.bytes);
 	for (size_t j = 0; j < s->ov.n; j++)
@@ -2783,15 +3176,25 @@ static void recovery(struct sim *s, const struct state *x,
 		tux3_set_time(vol, T0 + 999 * 1000000007LL);
 		err = balloc_init(vol);
 		vol->dev.rec = rec;
-		if (!err)
-			err = orphans_release(vol);
-		vol->dev.rec = NULL;
-		if (err)
+		if (!err && !vol->vpending != !pending)
+			snprintf(why, sizeof(why), "the open found %sa pending "
+				 "delete", vol->vpending ? "" : "no ");
+		else if (!err && pending && (err = version_delete_resume(vol)))
+			snprintf(why, sizeof(why), "finishing the snapshot "
+				 "delete failed: %s",
+				 tux3_error_text(vol, msg, sizeof(msg)));
+		else if (!err && orphans && (err = orphans_release(vol)))
 			snprintf(why, sizeof(why), "releasing the orphans failed: "
 				 "%s", tux3_error_text(vol, msg, sizeof(msg)));
-		else if (rec->commits != 1 || rec->err)
+		else if (err)
+			snprintf(why, sizeof(why), "the allocator: %s",
+				 tux3_error_text(vol, msg, sizeof(msg)));
+		vol->dev.rec = NULL;
+		if (!why[0] && (rec->commits != (uint64_t)orphans + pending ||
+				rec->err))
 			snprintf(why, sizeof(why), "the recovery committed %"
-				 PRIu64 " deltas", rec->commits);
+				 PRIu64 " deltas, not %d", rec->commits,
+				 orphans + pending);
 	}
 	tux3_close(vol);
 	st.recoveries++;
@@ -2808,27 +3211,30 @@ static void recovery(struct sim *s, const struct state *x,
 		free(b.sh);
 		return;
 	}
-	/* before: the state itself; after: the same without the orphans */
-	struct work w = { .id = s->w->id, .rec = rec, .nsnaps = 2 };
-	w.snaps = xcalloc(2, sizeof(*w.snaps));
-	w.snaps[0].text = xmalloc(want->len + 1);
-	memcpy(w.snaps[0].text, want->text, want->len + 1);
-	w.snaps[0].len = want->len;
-	w.snaps[1].text = xmalloc(want->len + 1);
-	size_t n = 0;
-	for (const char *l = want->text; *l;) {
-		const char *e = strchr(l, '\n');
-		size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
-		if (strncmp(l, "orphan ", 7)) {
-			memcpy(w.snaps[1].text + n, l, len);
-			n += len;
+	/* before: the state itself; after each commit: the same without the
+	 * pending delete (the first, if any), then without the orphans */
+	size_t ns = 1 + (size_t)orphans + pending;
+	struct work w = { .id = s->w->id, .rec = rec, .nsnaps = ns };
+	w.snaps = xcalloc(ns, sizeof(*w.snaps));
+	for (size_t i = 0; i < ns; i++) {
+		bool drop_pending = i && pending;
+		bool drop_orphans = orphans && i && i == ns - 1;
+		size_t n = 0;
+		w.snaps[i].text = xmalloc(want->len + 1);
+		for (const char *l = want->text; *l;) {
+			const char *e = strchr(l, '\n');
+			size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
+			if (!(drop_orphans && !strncmp(l, "orphan ", 7)) &&
+			    !(drop_pending && !strncmp(l, pending_line, len))) {
+				memcpy(w.snaps[i].text + n, l, len);
+				n += len;
+			}
+			l += len;
 		}
-		l += len;
+		w.snaps[i].text[n] = 0;
+		w.snaps[i].len = n;
+		w.snaps[i].h = hash128(w.snaps[i].text, n, 7);
 	}
-	w.snaps[1].text[n] = 0;
-	w.snaps[1].len = n;
-	for (unsigned i = 0; i < 2; i++)
-		w.snaps[i].h = hash128(w.snaps[i].text, w.snaps[i].len, 7);
 	snprintf(w.desc, sizeof(w.desc), "recovery after %.400s", s->w->desc);
 	struct sim r;
 	memset(&r, 0, sizeof(r));
@@ -2871,7 +3277,7 @@ static void usage(void)
 		"                [--state WRITE:SUBSET:TORN [--recover "
 		"WRITE:SUBSET:TORN]] [--print N]\n"
 		"                [--no-torn-super] [--no-recovery] [--list] "
-		"[--features MASK] [-v]\n");
+		"[--features MASK] [--snapshots] [-v]\n");
 	exit(2);
 }
 
@@ -2907,6 +3313,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-recovery")) {
 			opt.no_recovery = true;
+			continue;
+		}
+		if (!strcmp(a, "--snapshots")) {
+			opt.snapshots = true;
 			continue;
 		}
 		if (!v)
@@ -3071,6 +3481,14 @@ int main(int argc, char **argv)
 	       "; their recoveries recorded: %" PRIu64 ", crash states inside "
 	       "them: %" PRIu64 "\n", st.orphan_states, st.recoveries,
 	       st.recovery_states);
+	if (opt.snapshots)
+		printf("snapshots: %" PRIu64 " created, %" PRIu64 " deleted, %"
+		       PRIu64 " writes in one (%" PRIu64 " refused as the "
+		       "model expects); states expecting snapshots: %" PRIu64
+		       ", a pending delete: %" PRIu64 " (recoveries finishing "
+		       "it: %" PRIu64 ")\n", snapst.create, snapst.del,
+		       snapst.write, snapst.failed, st.snap_states,
+		       st.pending_states, st.delete_recoveries);
 	if (st.skipped_torn_super)
 		printf("skipped: superblock torn (needs the secondary "
 		       "superblock): %" PRIu64 " writes\n",

@@ -3,12 +3,14 @@
 #   sh tests/crash/large.sh BUILD
 # The full ACE set (37059 sequences) at 4096 and 512-byte blocks, and
 # CRASH_RANDOM (default 1000) random workloads of CRASH_OPS (default 40)
-# operations at each of the two block sizes.
+# operations at each of the two block sizes, and CRASH_SNAP (default 200)
+# random workloads with snapshot create, delete and write-to-snapshot.
 set -u
 build=${1:-build}
 sim=$build/tests/crash/crashsim
 nrandom=${CRASH_RANDOM:-1000}
 nops=${CRASH_OPS:-40}
+nsnap=${CRASH_SNAP:-200}
 jobs=$(nproc 2>/dev/null || echo 2)
 out=$(mktemp -d "${TMPDIR:-/tmp}/crash-large.XXXXXX")
 status=0
@@ -37,6 +39,11 @@ run() {	# NAME ARGS...: $jobs shards at once
 		images=$((images + ${1:-0}))
 	done
 	echo "$name: states: $ok ok, $bad bad ($images images checked), $(($(date +%s) - start)) s"
+	case $name in *snap*)
+		set -- $(sed -n 's/^snapshots: .*states expecting snapshots: \([0-9]*\), a pending delete: \([0-9]*\).*/\1 \2/p' "$out/$name".* |
+			awk '{a += $1; b += $2} END {print a + 0, b + 0}')
+		echo "$name: states expecting snapshots: $1, a pending snapshot delete: $2" ;;
+	esac
 	if [ $rc -ne 0 ]; then
 		grep -h "^BAD\|^LINT\|^WORKLOAD\|regression" "$out/$name".* | head -n 20
 		status=1
@@ -48,5 +55,9 @@ run ace-512 --workload ace --block-size 512
 run random-4096 --workload random --seed 1 --workloads "$nrandom" --ops "$nops"
 run random-512 --workload random --seed 100001 --workloads "$nrandom" \
 	--ops "$nops" --block-size 512
+run random-snap-4096 --workload random --snapshots --seed 1 \
+	--workloads "$nsnap" --ops "$nops"
+run random-snap-512 --workload random --snapshots --seed 100001 \
+	--workloads "$nsnap" --ops "$nops" --block-size 512
 echo "outputs in $out"
 exit $status

@@ -28,6 +28,18 @@ sharded() {
 	s0=$?
 	wait $p1
 	s1=$?
+	# the snapshot workloads: how many states they checked
+	case $name in *snap*)
+		cat "$work/$name.0" "$work/$name.1" | awk -v n="$name" '
+		/^states: / { ok += $2; bad += $4 }
+		/^snapshots: / { c += $2; d += $4; w += $6
+			sub(/.*states expecting snapshots: /, ""); s += $1
+			sub(/^[0-9]*, a pending delete: /, ""); p += $1 }
+		END { printf "%s: states: %d ok, %d bad; snapshots %d created, " \
+			"%d deleted, %d writes in one; states expecting " \
+			"snapshots: %d, a pending delete: %d\n", n, ok, bad, c,
+			d, w, s, p }' ;;
+	esac
 	if [ $s0 -eq 0 ] && [ $s1 -eq 0 ]; then
 		pass "$name"
 		return
@@ -49,6 +61,10 @@ case $(basename "$build") in
 	sharded random-4096 --workload random --seed 1 --workloads 6
 	sharded random-512 --workload random --seed 1001 --workloads 6 \
 		--block-size 512
+	sharded random-snap-4096 --workload random --snapshots --seed 1 \
+		--workloads 2 --ops 20
+	sharded random-snap-512 --workload random --snapshots --seed 1001 \
+		--workloads 2 --ops 20 --block-size 512 --max-states 64 --torn 4
 	;;
 *)
 	# every sequence of one or two operations (1122), then one in 16 of
@@ -61,6 +77,11 @@ case $(basename "$build") in
 	sharded random-4096 --workload random --seed 1 --workloads 40
 	sharded random-512 --workload random --seed 1001 --workloads 40 \
 		--block-size 512
+	# random workloads that also take, delete and write snapshots
+	sharded random-snap-4096 --workload random --snapshots --seed 1 \
+		--workloads 6 --ops 20
+	sharded random-snap-512 --workload random --snapshots --seed 1001 \
+		--workloads 4 --ops 20 --block-size 512 --max-states 256
 	;;
 esac
 

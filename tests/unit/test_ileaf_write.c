@@ -158,7 +158,26 @@ TEST(split_by_bytes)
 	ileaf_init(l, 4096, TUX3_MAGIC_ILEAF, 100);
 	CHECK_EQ(ileaf_split(l, r, 4096, &sep), -EINVAL);
 	CHECK_EQ(ileaf_set_blob(l, 4096, 105, blob, 10), 0);
-	CHECK_EQ(ileaf_split(l, r, 4096, &sep), -EINVAL);	/* one inode */
+	/* one inode above the base: it moves to a leaf of its own, the
+	 * range below it left empty for an inode too big to share */
+	CHECK_EQ(ileaf_split(l, r, 4096, &sep), 0);
+	CHECK_EQ(sep, 105);
+	CHECK_EQ(ileaf_ibase(r), 105);
+	CHECK_EQ(ileaf_count(r), 1);
+	CHECK_EQ(ileaf_count(l), 0);
+	const uint8_t *got;
+	unsigned gotlen;
+	CHECK_EQ(ileaf_blob(r, 4096, 105, &got, &gotlen), 0);
+	CHECK_EQ(gotlen, 10);
+	CHECK(!memcmp(got, blob, 10));
+	/* one inode at the base: the range above it goes to an empty leaf */
+	CHECK_EQ(ileaf_split(r, l, 4096, &sep), 0);
+	CHECK_EQ(sep, 106);
+	CHECK_EQ(ileaf_count(r), 1);
+	CHECK_EQ(ileaf_count(l), 0);
+	/* back to the one leaf the rest of the case builds on */
+	ileaf_init(l, 4096, TUX3_MAGIC_ILEAF, 100);
+	CHECK_EQ(ileaf_set_blob(l, 4096, 105, blob, 10), 0);
 	/* 105:10, 110:10, 120:400, 121:10 -> balance puts 120 on the right */
 	CHECK_EQ(ileaf_set_blob(l, 4096, 110, blob, 10), 0);
 	CHECK_EQ(ileaf_set_blob(l, 4096, 120, blob, 400), 0);
