@@ -235,7 +235,9 @@ struct tux3_stat {
 	uint32_t mode;		/* S_IFMT | permission bits */
 	uint32_t uid, gid;
 	uint32_t nlink;
-	uint64_t size;
+	uint64_t size;		/* i_size as stored: a symlink's is its
+				 * target with the NUL (length + 1), the
+				 * format's convention */
 	unsigned rdev_major, rdev_minor;
 	int64_t ctime_ns, mtime_ns;
 	int64_t atime_ns;	/* not stored by the format: equals mtime */

@@ -31,6 +31,15 @@ need_cmd sha256sum coreutils
 need_cmd python3 python3
 need_cmd mkfs.ext4 e2fsprogs
 need_cmd blkid util-linux
+# tux3fuse and its tests' workloads
+need_pkg fuse3 libfuse3-dev
+need_cmd fusermount3 fuse3
+need_cmd fio fio
+need_cmd stress-ng stress-ng
+need_cmd xfs_io xfsprogs
+need_cmd sqlite3 sqlite3
+need_cmd git git
+need_cmd setfattr attr
 
 # de-duplicate
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')

@@ -1,0 +1,275 @@
+/*
+ * tux3fuse [-o options] DEVICE MOUNTPOINT
+ *
+ * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
+ * options (ro, snapshot=TAG, commit=SECS) are taken out of the command
+ * line with fuse_opt_parse; the rest (-f, -d, -s, -o allow_other, ...)
+ * go to libfuse.  The volume is opened before the mount, so that a bad
+ * device is reported on the terminal, then the process becomes a daemon
+ * (unless -f) and runs libfuse's multi-threaded loop (-s: the single-
+ * threaded one).  Unmounting, SIGTERM, SIGINT and SIGHUP end the loop;
+ * what is pending is then committed (tux3_umount) before the exit.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include "tux3fuse.h"
+
+struct options {
+	char *snapshot;
+	unsigned commit;
+	int ro, allow_other, default_permissions;
+	int help, version;
+	char *device;
+	int nonopts;
+};
+
+enum {
+	KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_HELP,
+	KEY_VERSION,
+};
+
+static const struct fuse_opt t3_opts[] = {
+	{ "snapshot=%s", offsetof(struct options, snapshot), 0 },
+	{ "commit=%u", offsetof(struct options, commit), 0 },
+	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("rw", KEY_RW),
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
+	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMISSIONS),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_END
+};
+
+/* 1 keeps the argument for libfuse, 0 drops it, -1 is an error */
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct options *o = data;
+	(void)outargs;
+	switch (key) {
+	case KEY_RO:
+		o->ro = 1;
+		return 1;	/* the kernel mounts read-only too */
+	case KEY_RW:
+		o->ro = 0;
+		return 1;
+	case KEY_ALLOW_OTHER:
+		o->allow_other = 1;
+		return 1;
+	case KEY_DEFAULT_PERMISSIONS:
+		o->default_permissions = 1;
+		return 1;
+	case KEY_HELP:
+		o->help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->version = 1;
+		return 0;
+	case FUSE_OPT_KEY_NONOPT:
+		/* DEVICE, then MOUNTPOINT (left to fuse_parse_cmdline) */
+		if (o->nonopts++ == 0) {
+			o->device = strdup(arg);
+			return o->device ? 0 : -1;
+		}
+		if (o->nonopts == 2)
+			return 1;
+		fprintf(stderr, "tux3fuse: too many arguments: %s\n", arg);
+		return -1;
+	default:
+		return 1;
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tux3fuse [-o options] DEVICE MOUNTPOINT\n"
+		"\n"
+		"tux3fuse options:\n"
+		"    -o ro                  mount read-only (nothing is written)\n"
+		"    -o snapshot=TAG        mount the snapshot named TAG\n"
+		"    -o commit=SECS         commit a changed delta after SECS "
+		"seconds\n"
+		"                           (default 5, 0: only on fsync, by "
+		"size and at unmount)\n"
+		"    -o allow_other         other users may use the mount "
+		"(implies\n"
+		"                           default_permissions)\n"
+		"    -h, --help             this help\n"
+		"    -V, --version          version\n"
+		"\n");
+}
+
+/* "-ofsname=DEVICE" with commas and backslashes escaped */
+static int add_fsname(struct fuse_args *args, const char *device)
+{
+	char *opt = NULL, *fsname = NULL;
+	int err = -1;
+	if (asprintf(&fsname, "fsname=%s", device) < 0)
+		return -1;
+	if (!fuse_opt_add_opt_escaped(&opt, fsname) &&
+	    !fuse_opt_insert_arg(args, 1, "-o") &&
+	    !fuse_opt_insert_arg(args, 2, opt) &&
+	    !fuse_opt_insert_arg(args, 3, "-osubtype=tux3"))
+		err = 0;
+	free(opt);
+	free(fsname);
+	return err;
+}
+
+static int open_volume(struct t3f *fs, const struct options *o)
+{
+	char err[512];
+	int r = tux3_open_err(fs->device,
+			      o->ro ? TUX3_OPEN_RDONLY : TUX3_OPEN_RDWR,
+			      &fs->vol, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "tux3fuse: %s: %s\n", fs->device, err);
+		return r;
+	}
+	for (unsigned i = 0; i < tux3_warning_count(fs->vol); i++)
+		fprintf(stderr, "tux3fuse: %s: warning: %s\n", fs->device,
+			tux3_warning(fs->vol, i));
+	if (o->snapshot) {
+		r = tux3_version_select(fs->vol, o->snapshot);
+		if (r) {
+			char buf[512];
+			if (r == -ENOENT)
+				fprintf(stderr, "tux3fuse: %s: no snapshot "
+					"named %s\n", fs->device, o->snapshot);
+			else
+				fprintf(stderr, "tux3fuse: %s: snapshot %s: "
+					"%s\n", fs->device, o->snapshot,
+					tux3_error_text(fs->vol, buf,
+							sizeof(buf)));
+			tux3_close(fs->vol);
+			fs->vol = NULL;
+			return r;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct options o = { .commit = 5 };
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct fuse_session *se = NULL;
+	struct t3f fs = { .timeout = 1.0 };
+	int ret = 1;
+
+	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
+		fprintf(stderr, "tux3fuse: libtux3 interface %d, built for "
+			"%d\n", tux3_library_version(), TUX3_LIBRARY_VERSION);
+		return 1;
+	}
+	if (fuse_opt_parse(&args, &o, t3_opts, opt_proc) == -1)
+		goto out_args;
+	if (o.help) {
+		usage(stdout);
+		printf("FUSE options:\n");
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		ret = 0;
+		goto out_args;
+	}
+	if (o.version) {
+		printf("tux3fuse (tux3-tools, libtux3 %s), FUSE library %s\n",
+		       tux3_version(), fuse_pkgversion());
+		ret = 0;
+		goto out_args;
+	}
+	if (o.nonopts != 2) {
+		usage(stderr);
+		goto out_args;
+	}
+	/* other users never bypass the modes: the kernel checks them */
+	if (o.allow_other && !o.default_permissions &&
+	    fuse_opt_add_arg(&args, "-odefault_permissions"))
+		goto out_args;
+	char *real = realpath(o.device, NULL);
+	if (!real) {
+		fprintf(stderr, "tux3fuse: %s: %s\n", o.device,
+			strerror(errno));
+		goto out_args;
+	}
+	free(o.device);
+	o.device = real;
+	if (add_fsname(&args, o.device))
+		goto out_args;
+	if (fuse_parse_cmdline(&args, &cmd) != 0)
+		goto out_args;
+	if (cmd.show_help || cmd.show_version || !cmd.mountpoint) {
+		usage(stderr);
+		goto out_cmd;
+	}
+
+	fs.device = o.device;
+	fs.snapshot = o.snapshot;
+	fs.readonly = o.ro;
+	fs.commit_secs = o.commit;
+	fs.foreground = cmd.foreground;
+	if (pthread_mutex_init(&fs.lock, NULL) || itab_init(&fs.itab)) {
+		fprintf(stderr, "tux3fuse: out of memory\n");
+		goto out_cmd;
+	}
+	if (open_volume(&fs, &o))
+		goto out_itab;
+
+	se = fuse_session_new(&args, &t3f_ops, sizeof(t3f_ops), &fs);
+	if (!se)
+		goto out_vol;
+	if (fuse_set_signal_handlers(se))
+		goto out_session;
+	if (fuse_session_mount(se, cmd.mountpoint))
+		goto out_signals;
+	if (!cmd.foreground)
+		openlog("tux3fuse", LOG_PID, LOG_DAEMON);
+	fuse_daemonize(cmd.foreground);
+
+	if (cmd.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+		if (!cfg) {
+			t3f_log(&fs, "out of memory");
+			ret = 1;
+		} else {
+			fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd.clone_fd);
+			if (cmd.max_idle_threads != UINT_MAX)
+				fuse_loop_cfg_set_idle_threads(
+					cfg, cmd.max_idle_threads);
+			fuse_loop_cfg_set_max_threads(cfg, cmd.max_threads);
+			ret = fuse_session_loop_mt(se, cfg);
+			fuse_loop_cfg_destroy(cfg);
+		}
+	}
+	/* a signal ends the loop with its number: a clean exit all the same */
+	ret = ret < 0 ? 1 : 0;
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);	/* runs destroy (the commit) */
+out_vol:
+	if (t3f_shutdown(&fs))
+		ret = 1;
+out_itab:
+	itab_free(&fs.itab);
+	pthread_mutex_destroy(&fs.lock);
+out_cmd:
+	free(cmd.mountpoint);
+out_args:
+	fuse_opt_free_args(&args);
+	free(o.device);
+	free(o.snapshot);
+	return ret;
+}

@@ -1,0 +1,99 @@
+/*
+ * tux3fuse: a Tux3 volume mounted through libfuse3's low-level API.
+ *
+ *   tux3fuse.c      command line, the volume, the session and its loop
+ *   fuse_ops.c      the low-level operations
+ *   inode_table.c   the kernel's lookup counts (ino -> nlookup)
+ *   commit_timer.c  the periodic commit of a dirty delta
+ *
+ * Locking: libtux3 is not thread-safe (one volume handle carries all its
+ * state), so every library call, and every access to the inode table and
+ * the dirty state, happens under the one mutex of the mount, t3f.lock.
+ * libfuse's multi-threaded loop then runs requests in parallel only
+ * around the library: decoding, copying, replying to the kernel.
+ */
+#ifndef TUX3FUSE_H
+#define TUX3FUSE_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "tux3.h"
+
+/* ---- inode_table.c ---- */
+/*
+ * One entry per inode the kernel holds (nlookup > 0): each reply of
+ * lookup, create, mknod, mkdir, symlink, link and each readdirplus entry
+ * other than "." and ".." adds one; forget takes away what the kernel
+ * says.  parent is the directory an entry was last found in (used for
+ * ".." of directories: the format has no parent links).  held says that
+ * the library holds the inode open (tux3_iopen) so that its space
+ * outlives its last link until the last forget.
+ */
+struct ientry {
+	tux3_ino_t ino, parent;
+	uint64_t nlookup;
+	bool held;
+	struct ientry *next;
+};
+
+struct itable {
+	struct ientry **bucket;
+	size_t nbucket, count;
+};
+
+int itab_init(struct itable *t);
+void itab_free(struct itable *t);
+struct ientry *itab_find(struct itable *t, tux3_ino_t ino);
+/* Add n lookups of ino (creating its entry); -ENOMEM. */
+int itab_ref(struct itable *t, tux3_ino_t ino, tux3_ino_t parent, uint64_t n,
+	     struct ientry **out);
+/* Take n lookups away.  Returns 1 when the count reached zero (the entry
+ * is then gone; *held says whether it was held), 0 otherwise, -ENOENT for
+ * an unknown inode. */
+int itab_unref(struct itable *t, tux3_ino_t ino, uint64_t n, bool *held);
+/* Call fn for every entry (fn must not change the table). */
+void itab_each(struct itable *t, void (*fn)(void *ctx, struct ientry *e),
+	       void *ctx);
+
+/* ---- the mount ---- */
+struct t3f {
+	struct tux3_volume *vol;
+	pthread_mutex_t lock;		/* guards vol, itab, dirty state */
+	struct itable itab;
+	bool readonly;
+	const char *device;
+	const char *snapshot;
+	double timeout;			/* entry and attribute cache, s */
+	bool foreground;
+	bool closed;			/* t3f_shutdown ran */
+	int close_err;			/* ... and what it returned */
+
+	/* commit_timer.c */
+	unsigned commit_secs;		/* 0: no periodic commit */
+	bool dirty;			/* changes since the last commit */
+	int64_t dirty_since;		/* CLOCK_MONOTONIC ns */
+	pthread_t timer;
+	pthread_cond_t timer_cond;
+	bool timer_running, timer_stop;
+};
+
+/* fuse_ops.c */
+extern const struct fuse_lowlevel_ops t3f_ops;
+/* Release what the kernel still holds and commit and close the volume
+ * (idempotent).  Returns 0 or a negative errno. */
+int t3f_shutdown(struct t3f *fs);
+/* Message to stderr, and to syslog when running as a daemon. */
+void t3f_log(struct t3f *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* commit_timer.c (called with fs->lock held, except start/stop) */
+void t3f_mark_dirty(struct t3f *fs);
+int t3f_commit(struct t3f *fs);
+int t3f_timer_start(struct t3f *fs);
+void t3f_timer_stop(struct t3f *fs);
+
+#endif

@@ -1,0 +1,564 @@
+#!/bin/sh
+# tux3fuse through the kernel:   sh tests/scripts/fuse.sh BUILD
+#   fuse/include/...    cp -a /usr/include in (multi-threaded loop), the
+#                       daemon exits 0 at unmount, fsck.tux3 -fn clean, a
+#                       read-only remount diffs identical and refuses writes,
+#                       the image is bit-identical after it (sha256),
+#                       tux3debug rdump diffs identical
+#   fuse/parallel/...   dd writers and cp -a at once (multi-threaded loop),
+#                       every file compared, fsck clean
+#   fuse/ns/...         renames across directories, over a name,
+#                       RENAME_NOREPLACE and RENAME_EXCHANGE (renameat2
+#                       through python3 ctypes), "..", hard links, a
+#                       symlink longer than a block (1 KiB blocks),
+#                       truncate, st_blocks of a sparse file, mknod, rmdir of
+#                       a non-empty directory, large directories through
+#                       readdir, xattrs (setfattr/getfattr, XATTR_CREATE and
+#                       XATTR_REPLACE), chmod/chown/utimes, an unlinked open
+#                       file keeping its space until the last close,
+#                       allow_other with default_permissions (modes hold
+#                       for another user), fsck clean
+#   fuse/daemon/...     the default daemon mode: mount, write, access(2)
+#                       answered by the driver, unmount, committed (fsck
+#                       clean, the file there)
+#   fuse/sigterm/...    SIGTERM ends the daemon (-s: the single-threaded
+#                       loop) with status 0, unmounted and committed
+#   fuse/commit/...     commit=1 commits by itself (a SIGKILL later keeps
+#                       the file), fsync commits, commit=0 without fsync
+#                       loses an uncommitted file at a SIGKILL, and replay
+#                       leaves a clean volume
+#   fuse/snapshot/...   snapshot=TAG shows the snapshot's state, is
+#                       writable, and the live version does not see that
+#   fuse/mount/...      mount.tux3 directly (fsname, type fuse.tux3,
+#                       options dropped, -f fakes) and mount -t tux3 (with
+#                       a temporary /sbin/mount.tux3 when there is none)
+#   fuse/sanitizer      no sanitizer report in the foreground daemons' output
+# Skips (SKIP lines) where /dev/fuse is missing or FUSE cannot mount here;
+# a mount failing for any other reason fails.  FUSE_FULL=1 (make fuse)
+# runs the larger sizes.
+set -u
+. "$(dirname "$0")/lib/report.sh"
+build=${1:-build}
+T=fuse
+fuse=$build/tux3fuse
+helper=$build/mount.tux3
+mkfs=$build/mkfs.tux3
+fsck=$build/fsck.tux3
+dbg=$build/tux3debug
+full=${FUSE_FULL:-0}
+
+for b in "$fuse" "$helper" "$mkfs" "$fsck" "$dbg"; do
+	if [ ! -x "$b" ]; then
+		fail all "$b not built"
+		exit 1
+	fi
+done
+if [ ! -c /dev/fuse ]; then
+	skip all "no /dev/fuse"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ] && ! command -v fusermount3 >/dev/null 2>&1; then
+	skip all "not root and no fusermount3"
+	exit 0
+fi
+
+scratch_dir
+# the mount point where another user can reach it (fuse/ns/other-user)
+mnt=$(mktemp -d /tmp/tux3fuse-mnt.XXXXXX) || { fail all "mktemp"; exit 1; }
+chmod 755 "$mnt"
+log=$work/daemon.log
+dpid=
+cleanup() {
+	if grep -q " $mnt " /proc/self/mountinfo 2>/dev/null; then
+		umount "$mnt" 2>/dev/null || fusermount3 -u "$mnt" 2>/dev/null
+	fi
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	[ -n "${sbin_helper:-}" ] && cmp -s "$helper" /sbin/mount.tux3 &&
+		rm -f /sbin/mount.tux3
+	rmdir "$mnt" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+mounted() { grep -q " $1 .* - fuse.tux3 " /proc/self/mountinfo; }
+
+# wait_mount DIR [PID]: up to 20 s for the mount (and PID alive)
+wait_mount() {
+	i=0
+	while ! mounted "$1"; do
+		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 1
+		sleep 0.1
+	done
+}
+
+# wait_free IMG: up to 30 s for the daemon to let go of the volume
+wait_free() {
+	i=0
+	while ! flock -n -x "$1" true 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && return 1
+		sleep 0.1
+	done
+}
+
+# start IMG [tux3fuse options]: mount on $mnt in the foreground, in the
+# background (dpid); 0 when mounted
+start() {
+	img=$1
+	shift
+	echo "== tux3fuse -f $* $img" >> "$log"
+	"$fuse" -f "$@" "$img" "$mnt" >> "$log" 2>&1 &
+	dpid=$!
+	wait_mount "$mnt" "$dpid"
+}
+
+# stop: unmount $mnt and wait for the daemon; its exit status
+stop() {
+	umount "$mnt" 2>> "$log" || fusermount3 -u "$mnt" 2>> "$log"
+	rc=0
+	wait "$dpid" || rc=$?
+	dpid=
+	return $rc
+}
+
+# check NAME IMG: fsck.tux3 -fn clean
+check() {
+	if out=$("$fsck" -fn "$2" 2>&1); then
+		pass "$1"
+	else
+		fail "$1" "fsck -fn: $(printf '%s' "$out" | grep -v '^Pass' |
+			head -3 | tr '\n' ' ')"
+	fi
+}
+
+# result NAME CONDITION...: pass if the command succeeds
+result() {
+	name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# ---- can FUSE mount here at all? ----
+img=$work/probe.img
+"$mkfs" -q "$img" 16m || { fail all "mkfs.tux3"; exit 1; }
+if ! start "$img"; then
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	wait "$dpid" 2>/dev/null
+	dpid=
+	if grep -qiE "fuse: device not found|failed to open /dev/fuse|\
+fusermount3?: .*(permitted|denied)|mount failed: (Operation not permitted|\
+Permission denied)|fuse: (mount|device) .*unavailable" "$log"; then
+		skip all "FUSE cannot mount here: $(tail -1 "$log")"
+		exit 0
+	fi
+	fail all "tux3fuse did not mount: $(tail -3 "$log" | tr '\n' ' ')"
+	exit 1
+fi
+result probe/stop stop
+rm -f "$img"
+
+# ---- /usr/include in, read back read-only, rdump ----
+img=$work/inc.img
+"$mkfs" -q "$img" 1g
+src=/usr/include
+if start "$img"; then
+	result include/copy cp -a "$src" "$mnt/tree"
+	result include/diff-rw diff -r --no-dereference "$src" "$mnt/tree"
+	result include/stop stop
+	check include/fsck "$img"
+	sum=$(sha256sum < "$img")
+	if start "$img" -o ro; then
+		result include/diff-ro \
+			diff -r --no-dereference "$src" "$mnt/tree"
+		if touch "$mnt/new" 2>/dev/null || mkdir "$mnt/d" 2>/dev/null
+		then fail include/ro-refuses
+		else pass include/ro-refuses
+		fi
+		result include/ro-stop stop
+	else
+		fail include/ro-mount "$(tail -1 "$log")"
+	fi
+	result include/ro-unchanged test "$sum" = "$(sha256sum < "$img")"
+	rm -rf "$work/rdump"
+	if "$dbg" -R "rdump / $work/rdump" "$img" > /dev/null 2>&1 &&
+	   diff -r --no-dereference "$src" "$work/rdump/tree"; then
+		pass include/rdump
+	else
+		fail include/rdump
+	fi
+	rm -rf "$work/rdump"
+else
+	fail include/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- several writers at once through the multi-threaded loop ----
+img=$work/par.img
+"$mkfs" -q "$img" 512m
+n=4 mb=8
+[ "$full" = 1 ] && n=8 mb=64
+mkdir -p "$work/src"
+i=0
+while [ $i -lt $n ]; do
+	head -c $((mb * 1048576)) /dev/urandom > "$work/src/f$i"
+	i=$((i + 1))
+done
+if start "$img"; then
+	i=0 pids=
+	while [ $i -lt $n ]; do
+		dd if="$work/src/f$i" of="$mnt/f$i" bs=64k 2>/dev/null &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	cp -a /usr/include/linux "$mnt/t1" & pids="$pids $!"
+	cp -a /usr/include/linux "$mnt/t2" & pids="$pids $!"
+	bad=0
+	for p in $pids; do wait "$p" || bad=1; done
+	result parallel/writers test $bad = 0
+	i=0 bad=0
+	while [ $i -lt $n ]; do
+		cmp -s "$work/src/f$i" "$mnt/f$i" || bad=1
+		i=$((i + 1))
+	done
+	diff -r /usr/include/linux "$mnt/t1" > /dev/null || bad=1
+	diff -r /usr/include/linux "$mnt/t2" > /dev/null || bad=1
+	result parallel/compare test $bad = 0
+	result parallel/stop stop
+	check parallel/fsck "$img"
+else
+	fail parallel/mount "$(tail -1 "$log")"
+fi
+rm -rf "$img" "$work/src"
+
+# ---- the namespace, attributes and xattrs (1 KiB blocks) ----
+img=$work/ns.img
+"$mkfs" -q -b 1024 "$img" 64m
+py=
+command -v python3 >/dev/null 2>&1 && python3 -c 'import ctypes' 2>/dev/null &&
+	py=python3
+# renameat2 OLD NEW FLAGS: prints the errno name, or OK
+renameat2() {
+	$py - "$1" "$2" "$3" <<'EOF'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(),
+                   int(sys.argv[3]))
+print("OK" if r == 0 else errno.errorcode[ctypes.get_errno()])
+EOF
+}
+if start "$img" -o allow_other; then
+	m=$mnt
+	# allow_other brings default_permissions
+	result ns/default-permissions grep -q \
+		" $mnt .*fuse.tux3 .*default_permissions" /proc/self/mountinfo
+	mkdir "$m/a" "$m/b" && echo one > "$m/a/f" && mv "$m/a/f" "$m/b/g"
+	result ns/rename-across test ! -e "$m/a/f" -a "$(cat "$m/b/g")" = one
+	mkdir "$m/a/sub" && echo in > "$m/a/sub/x" && mv "$m/a/sub" "$m/b/"
+	# ".." as readdir gives it follows the rename
+	dotdot=$(ls -fai "$m/b/sub" | awk '$2 == ".." { print $1 }')
+	result ns/rename-dir test "$(cat "$m/b/sub/x")" = in -a \
+		"$(stat -c %i "$m/b/sub/..")" = "$(stat -c %i "$m/b")" -a \
+		"$dotdot" = "$(stat -c %i "$m/b")" -a \
+		"$(stat -c %h "$m/a")" = 2 -a "$(stat -c %h "$m/b")" = 3
+	echo two > "$m/a/r" && mv "$m/a/r" "$m/b/g"
+	result ns/rename-replace test "$(cat "$m/b/g")" = two -a ! -e "$m/a/r"
+	if [ -n "$py" ]; then
+		echo p > "$m/a/p" && echo q > "$m/b/q"
+		result ns/rename-noreplace test \
+			"$(renameat2 "$m/a/p" "$m/b/q" 1)" = EEXIST -a \
+			"$(cat "$m/a/p")" = p
+		result ns/rename-exchange test \
+			"$(renameat2 "$m/a/p" "$m/b/q" 2)" = OK -a \
+			"$(cat "$m/a/p")" = q -a "$(cat "$m/b/q")" = p
+		mkdir "$m/a/dx"
+		result ns/rename-exchange-dir test \
+			"$(renameat2 "$m/a/dx" "$m/b/q" 2)" = OK -a \
+			-d "$m/b/q" -a "$(cat "$m/a/dx")" = p
+		result ns/rename-noreplace-new test \
+			"$(renameat2 "$m/a/dx" "$m/b/new" 1)" = OK -a \
+			-f "$m/b/new" -a ! -e "$m/a/dx"
+	else
+		skip ns/rename-flags "no python3 with ctypes for renameat2"
+	fi
+	ln "$m/b/g" "$m/a/h1" && ln "$m/b/g" "$m/h2"
+	result ns/link test "$(stat -c %h "$m/b/g")" = 3 -a \
+		"$(stat -c %i "$m/h2")" = "$(stat -c %i "$m/b/g")"
+	rm "$m/b/g"
+	result ns/unlink-link test "$(stat -c %h "$m/h2")" = 2 -a \
+		"$(cat "$m/a/h1")" = two
+	long=$(printf 'x/%.0s' $(seq 1 1500))end
+	ln -s "$long" "$m/long"
+	result ns/long-symlink test "$(readlink "$m/long")" = "$long" -a \
+		"$(stat -c %s "$m/long")" = ${#long}
+	head -c 5000 /dev/urandom > "$m/t" && cp "$m/t" "$work/t"
+	truncate -s 3000 "$m/t" && truncate -s 3000 "$work/t" &&
+	truncate -s 9000 "$m/t" && truncate -s 9000 "$work/t"
+	result ns/truncate cmp "$m/t" "$work/t"
+	dd if=/dev/zero of="$m/sparse" bs=1k seek=10240 count=64 \
+		2>/dev/null
+	result ns/st_blocks test "$(stat -c %b "$m/sparse")" = 128 -a \
+		"$(stat -c %s "$m/sparse")" = $((10304 * 1024))
+	mkfifo "$m/fifo" && mknod "$m/null" c 1 3
+	result ns/mknod test -p "$m/fifo" -a -c "$m/null" -a \
+		"$(stat -c %t:%T "$m/null")" = 1:3
+	if rmdir "$m/b" 2>/dev/null; then fail ns/rmdir-notempty
+	else pass ns/rmdir-notempty
+	fi
+	mkdir "$m/big"
+	(cd "$m/big" && seq 1 1500 | sed 's/^/a-rather-long-file-name-/' |
+		xargs touch)
+	result ns/readdir test "$(ls -f "$m/big" | wc -l)" = 1502 -a \
+		"$(ls -f "$m/big" | sort | head -2 | tr '\n' ' ')" = ". .. "
+	result ns/readdirplus test "$(ls -l "$m/big" | grep -c '^-')" = 1500
+	rm -r "$m/big"
+	result ns/rm-r test ! -e "$m/big"
+	# (chown clears set-user-ID: chmod after it)
+	echo mode > "$m/c" && chown 12:34 "$m/c" && chmod 4751 "$m/c" &&
+		touch -m -d @1234567890.5 "$m/c"
+	result ns/chmod-chown-utimes test \
+		"$(stat -c %a:%u:%g:%Y "$m/c")" = 4751:12:34:1234567890
+	if command -v setfattr >/dev/null 2>&1; then
+		setfattr -n user.one -v 1 "$m/c" &&
+		setfattr -n user.two -v 22 "$m/c" &&
+		setfattr -x user.one "$m/c"
+		result ns/xattr test "$(getfattr --only-values -n user.two \
+			"$m/c" 2>/dev/null)" = 22 -a "$(getfattr -d -m - \
+			"$m/c" 2>/dev/null | grep -c '^user\.')" = 1
+	else
+		skip ns/xattr "no setfattr (attr)"
+	fi
+	if [ -n "$py" ]; then
+		result ns/xattr-flags test "$(python3 - "$m/c" <<'EOF'
+import errno, os, sys
+p = sys.argv[1]
+out = []
+for name, flags in (("user.two", os.XATTR_CREATE),
+                    ("user.nope", os.XATTR_REPLACE),
+                    ("user.two", os.XATTR_REPLACE)):
+    try:
+        os.setxattr(p, name, b"v", flags)
+        out.append("OK")
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+out.append(os.getxattr(p, "user.two").decode())
+print(" ".join(out))
+EOF
+)" = "EEXIST ENODATA OK v"
+	fi
+	# an unlinked file keeps its space while open, and gives it back
+	# at the kernel's last forget
+	free0=$(stat -f -c %f "$m")
+	head -c 4194304 /dev/zero > "$m/held"	# 4096 blocks
+	free1=$(stat -f -c %f "$m")
+	exec 3< "$m/held"
+	rm "$m/held"
+	free2=$(stat -f -c %f "$m")
+	n3=$(head -c 4194304 <&3 | wc -c)
+	exec 3<&-
+	i=0
+	while [ $(($(stat -f -c %f "$m") - free2)) -lt 4000 ] && [ $i -lt 50 ]
+	do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# (4096 data blocks back, less what the delta's metadata takes)
+	free3=$(stat -f -c %f "$m")
+	if [ $((free0 - free1)) -ge 4096 ] && [ "$free2" -le "$free1" ] &&
+	   [ "$n3" = 4194304 ] && [ $((free3 - free2)) -ge 4000 ]; then
+		pass ns/unlinked-open
+	else
+		fail ns/unlinked-open "free blocks $free0, written $free1,\
+ unlinked $free2, closed $free3; read $n3 bytes"
+	fi
+	if command -v setpriv >/dev/null 2>&1; then
+		echo secret > "$m/secret" && chmod 600 "$m/secret"
+		echo open > "$m/open" && chmod 644 "$m/open"
+		chmod 755 "$m"
+		as() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+		if ! as cat "$m/secret" >/dev/null 2>&1 &&
+		   [ "$(as cat "$m/open")" = open ] &&
+		   ! as sh -c "echo x > '$m/open'" 2>/dev/null &&
+		   ! as touch "$m/new" 2>/dev/null; then
+			pass ns/other-user
+		else
+			fail ns/other-user
+		fi
+	else
+		skip ns/other-user "no setpriv"
+	fi
+	result ns/stop stop
+	check ns/fsck "$img"
+else
+	fail ns/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- daemon mode ----
+img=$work/d.img
+"$mkfs" -q "$img" 32m
+if "$fuse" "$img" "$mnt" 2>> "$log" && mounted "$mnt"; then
+	pass daemon/mount
+	echo daemon > "$mnt/f"
+	# access(2) without default_permissions: the driver's own check
+	result daemon/access test -w "$mnt/f" -a ! -x "$mnt/f" -a -x "$mnt"
+	umount "$mnt"
+	result daemon/exit wait_free "$img"
+	check daemon/fsck "$img"
+	result daemon/committed test \
+		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = daemon
+else
+	fail daemon/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- SIGTERM: a clean exit that commits ----
+img=$work/s.img
+"$mkfs" -q "$img" 32m
+if start "$img" -s -o commit=0; then	# (the single-threaded loop)
+	echo term > "$mnt/f"
+	kill -TERM "$dpid"
+	rc=0
+	wait "$dpid" || rc=$?
+	dpid=
+	result sigterm/exit test $rc = 0
+	result sigterm/unmounted wait_free "$img"
+	mounted "$mnt" && umount "$mnt"
+	check sigterm/fsck "$img"
+	result sigterm/committed test \
+		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = term
+else
+	fail sigterm/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- when deltas commit: the timer, fsync, nothing (SIGKILL after) ----
+# kill9 NAME: SIGKILL the daemon, unmount the dead mount, wait for the lock
+kill9() {
+	kill -KILL "$dpid"
+	wait "$dpid" 2>/dev/null
+	dpid=
+	umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+	wait_free "$img"
+}
+img=$work/c.img
+"$mkfs" -q "$img" 32m
+if start "$img" -o commit=1; then
+	echo timer > "$mnt/f"
+	sleep 3
+	kill9
+	check commit/timer-fsck "$img"
+	result commit/timer test \
+		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = timer
+fi
+if start "$img" -o commit=0; then
+	echo synced > "$mnt/g"
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' \
+		"$mnt/g" 2>/dev/null || sync "$mnt/g"
+	echo lost > "$mnt/h"
+	kill9
+	check commit/fsync-fsck "$img"
+	result commit/fsync test \
+		"$("$dbg" -R "cat /g" "$img" 2>/dev/null)" = synced
+	if "$dbg" -R "stat /h" "$img" > /dev/null 2>&1; then
+		fail commit/uncommitted-lost
+	else
+		pass commit/uncommitted-lost
+	fi
+else
+	fail commit/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- snapshot=TAG ----
+img=$work/v.img
+"$mkfs" -q "$img" 64m
+if start "$img"; then
+	echo one > "$mnt/f"
+	stop
+	if "$dbg" -w -R "snapshot create s1" "$img" > /dev/null 2>&1; then
+		start "$img" && echo two > "$mnt/f" && echo new > "$mnt/g"
+		stop
+		if start "$img" -o snapshot=s1; then
+			result snapshot/content test "$(cat "$mnt/f")" = one \
+				-a ! -e "$mnt/g"
+			echo h > "$mnt/h"
+			result snapshot/writable test "$(cat "$mnt/h")" = h
+			result snapshot/stop stop
+		else
+			fail snapshot/mount "$(tail -1 "$log")"
+		fi
+		if start "$img" -o ro; then
+			result snapshot/live test "$(cat "$mnt/f")" = two -a \
+				-e "$mnt/g" -a ! -e "$mnt/h"
+			stop
+		fi
+		check snapshot/fsck "$img"
+		if "$fuse" -f -o snapshot=nosuch "$img" "$mnt" \
+			> "$work/err" 2>&1; then
+			fail snapshot/unknown
+			mounted "$mnt" && umount "$mnt"
+		else
+			result snapshot/unknown grep -q "no snapshot" "$work/err"
+		fi
+	else
+		fail snapshot/create "tux3debug snapshot create"
+	fi
+else
+	fail snapshot/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- mount.tux3 and mount -t tux3 ----
+img=$work/m.img
+"$mkfs" -q "$img" 32m
+real=$(realpath "$img")
+if TUX3FUSE=$fuse "$helper" "$img" "$mnt" -o rw,noauto,defaults,x-test=1 \
+	2>> "$log"; then
+	result mount/helper grep -q " $mnt .* - fuse.tux3 $real " \
+		/proc/self/mountinfo
+	echo helper > "$mnt/f"
+	umount "$mnt"
+	wait_free "$img"
+	result mount/helper-committed test \
+		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = helper
+else
+	fail mount/helper "$(tail -1 "$log")"
+fi
+TUX3FUSE=$fuse "$helper" -f "$img" "$mnt" 2>> "$log"
+if mounted "$mnt"; then fail mount/fake; umount "$mnt"; else pass mount/fake; fi
+# mount(8) finds helpers in /sbin only: put ours there for the test when
+# there is none (and take it away after), else use the installed one
+if [ ! -e /sbin/mount.tux3 ] && [ "$(id -u)" = 0 ] &&
+   cp "$helper" /sbin/mount.tux3 2>/dev/null; then
+	sbin_helper=1
+fi
+if [ -x /sbin/mount.tux3 ] && [ "$(id -u)" = 0 ]; then
+	if TUX3FUSE=$fuse mount -t tux3 -o ro "$img" "$mnt" 2>> "$log"; then
+		result mount/mount-t test "$(cat "$mnt/f")" = helper -a \
+			-n "$(grep " $mnt .* - fuse.tux3 $real ro" \
+			/proc/self/mountinfo)"
+		umount "$mnt"
+		wait_free "$img"
+	else
+		fail mount/mount-t "$(tail -1 "$log")"
+	fi
+else
+	skip mount/mount-t "needs root and /sbin/mount.tux3"
+fi
+if [ -n "${sbin_helper:-}" ]; then
+	cmp -s "$helper" /sbin/mount.tux3 && rm -f /sbin/mount.tux3
+	sbin_helper=
+fi
+check mount/fsck "$img"
+rm -f "$img"
+
+# any sanitizer report or library complaint in the daemons' output
+if grep -qE "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" "$log"
+then
+	fail sanitizer "$(grep -m1 -E 'ERROR|runtime error' "$log")"
+else
+	pass sanitizer
+fi
