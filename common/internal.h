@@ -717,6 +717,8 @@ struct tux3_volume {
 	/* versions (vtable_inode.c): NULL on a volume without them */
 	struct vtree *vt;
 	struct vdelete_plan *vpending;	/* a delete to resume, or NULL */
+	size_t write_done;		/* bytes the last inode_write_data
+					 * wrote before it stopped */
 	uint32_t vtag;			/* the selected version: its tag,
 					 * 0 the live one (the origin) */
 	bool vt_dirty;			/* vt changed by a write (an

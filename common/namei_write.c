@@ -71,6 +71,7 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 	uint8_t *blk = NULL;
 	int err = 0;
 
+	vol->write_done = 0;
 	if (!len)
 		return 0;
 	if (vinode_applies(vol, inode->inum))
@@ -131,6 +132,7 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 		src += chunk;
 		pos += chunk;
 		len -= chunk;
+		vol->write_done += chunk;
 	}
 	free(blk);
 	if (err < 0 && !vol->error.err)
@@ -626,8 +628,16 @@ ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		 * the inode is stored either way, so its map and size agree
 		 * with the blocks it holds */
 		err = inode_write_data(vol, &inode, buf, len, pos, false);
+		size_t done = vol->write_done;
 		inode.mtime = inode.ctime = vol_now(vol);
 		int serr = inode_store(vol, &inode);
+		/* a write that stopped part way returns what it wrote, as
+		 * write(2) does; the next call meets the error */
+		if (err && done && !serr) {
+			tux3_clear_error(vol);
+			len = done;
+			err = 0;
+		}
 		if (!err)
 			err = serr;
 	}

@@ -422,6 +422,8 @@ int tux3_rmdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 		const char *oldname, size_t oldlen, tux3_ino_t newdir,
 		const char *newname, size_t newlen, unsigned flags);
+/* len, or as write(2) the bytes written before an error (ENOSPC, say)
+ * stopped it, or a negative errno when it wrote nothing. */
 ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		   size_t len, uint64_t pos);
 int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size);

@@ -125,6 +125,7 @@ int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
 		src += chunk;
 		pos += chunk;
 		len -= chunk;
+		vol->write_done += chunk;
 	}
 	free(blk);
 	if (err < 0 && !vol->error.err)

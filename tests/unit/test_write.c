@@ -612,6 +612,29 @@ TEST(uncommitted_delta_is_lost)
 	tux3_close(vol);
 }
 
+/* A write the volume cannot hold whole is short, as write(2): it returns
+ * what it wrote, which stays; the next write meets ENOSPC. */
+TEST(short_write_when_full)
+{
+	const char *path = make_volume(12, 4 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	static uint8_t buf[8 << 20];
+	tux3_ino_t f;
+	memset(buf, 'w', sizeof(buf));
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "big", 3, 0644, 0, 0, &f), 0);
+	ssize_t n = tux3_write(vol, f, buf, sizeof(buf), 0);
+	CHECK(n > 0);
+	CHECK(n < (ssize_t)sizeof(buf));
+	CHECK_EQ(tux3_write(vol, f, buf, sizeof(buf), (uint64_t)n), -ENOSPC);
+	tux3_clear_error(vol);
+	struct tux3_stat st;
+	CHECK_EQ(tux3_stat(vol, f, &st), 0);
+	CHECK_EQ(st.size, (uint64_t)n);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+}
+
 /* Errors: names, types, existence. */
 TEST(namespace_errors)
 {
