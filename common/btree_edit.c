@@ -273,3 +273,80 @@ int btree_create_leaf(struct btree *bt, uint64_t goal,
 	bt->root = (struct root){ .block = block, .depth = 1 };
 	return 0;
 }
+
+/* ---- a whole tree given back ---- */
+
+struct free_nodes {
+	uint64_t *v;
+	size_t n, cap;
+	size_t nleaves;		/* v[0..nleaves) leaves, the rest bnodes */
+	bool leaves;
+};
+
+static int note_node(struct free_nodes *f, uint64_t block)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		uint64_t *v = realloc(f->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = block;
+	return 0;
+}
+
+static int free_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
+		     const uint8_t *buf, uint64_t lo, uint64_t hi)
+{
+	struct free_nodes *f = ctx;
+	(void)bt; (void)buf; (void)lo; (void)hi;
+	return f->leaves ? note_node(f, blocknr) : 0;
+}
+
+static int free_bnode(void *ctx, struct btree *bt, int level,
+		      uint64_t blocknr, const uint8_t *buf, uint64_t lo,
+		      uint64_t hi)
+{
+	struct free_nodes *f = ctx;
+	(void)bt; (void)level; (void)buf; (void)lo; (void)hi;
+	return f->leaves ? 0 : note_node(f, blocknr);
+}
+
+/* A block this delta allocated goes at once, any other after the commit
+ * (the committed state still references it). */
+static int give_back(struct tux3_volume *vol, uint64_t block)
+{
+	return blockset_has(&vol->fresh, block) ? bfree_now(vol, block, 1) :
+						 bfree_deferred(vol, block, 1);
+}
+
+int btree_free_nodes(struct btree *bt)
+{
+	static const struct btree_visit visit = { .bnode = free_bnode,
+						  .leaf = free_leaf };
+	struct tux3_volume *vol = bt->vol;
+	struct free_nodes f = { 0 };
+	int err;
+
+	/* every node first, leaves then bnodes: a damaged tree frees
+	 * nothing */
+	f.leaves = true;
+	err = btree_traverse(bt, &visit, &f);
+	f.nleaves = f.n;
+	f.leaves = false;
+	if (!err)
+		err = btree_traverse(bt, &visit, &f);
+	/* a leaf with BFREE; a bnode with BNODE_FREE, which also drops the
+	 * image replay keeps of it, so that the block reused reads as what
+	 * is written there */
+	for (size_t i = 0; i < f.n && !err; i++) {
+		err = log_bfree(vol, i < f.nleaves ? LOG_BFREE : LOG_BNODE_FREE,
+				f.v[i], 1);
+		if (!err)
+			err = give_back(vol, f.v[i]);
+	}
+	free(f.v);
+	return err;
+}

@@ -371,6 +371,9 @@ struct btree_visit {
 		      const struct btree_pos *pos, int err);
 };
 int btree_traverse(struct btree *bt, const struct btree_visit *v, void *ctx);
+/* btree_edit.c: every node of the tree given back, logged (leaves BFREE,
+ * bnodes BNODE_FREE); what the leaves map is the caller's. */
+int btree_free_nodes(struct btree *bt);
 static inline uint8_t *cursor_leaf(struct cursor *c)
 {
 	return c->path[c->depth - 1].buf;

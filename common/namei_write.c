@@ -517,17 +517,12 @@ int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode)
 {
 	int err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
-	if (!err) {
-		struct root r = root_unpack(inode->dtree);
-		if (inode->dtree && !r.direct) {
-			/* the empty dtree's blocks: its leaf (depth 1) */
-			if (r.depth == 1)
-				err = log_bfree(vol, LOG_BFREE, r.block, 1);
-			if (!err)
-				err = blockset_has(&vol->fresh, r.block) ?
-				      bfree_now(vol, r.block, 1) :
-				      bfree_deferred(vol, r.block, 1);
-		}
+	struct root r = root_unpack(inode->dtree);
+	if (!err && inode->dtree && !r.direct) {
+		/* the emptied dtree's nodes, at any depth */
+		struct btree bt = { .vol = vol, .root = r, .ops = &dtree_ops,
+				    .owner = inode->inum };
+		err = btree_free_nodes(&bt);
 	}
 	if (!err)
 		inode->dtree = 0;

@@ -885,48 +885,17 @@ int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
 
 /* ---- destroying ---- */
 
-struct destroy_ctx {
-	struct blist blocks, bnodes;
-	int err;
-};
-
-static int destroy_bnode(void *ctx, struct btree *bt, int level,
-			 uint64_t blocknr, const uint8_t *buf, uint64_t lo,
-			 uint64_t hi)
-{
-	struct destroy_ctx *d = ctx;
-	(void)bt; (void)level; (void)buf; (void)lo; (void)hi;
-	return blist_add(&d->bnodes, blocknr);
-}
-
-/* A bnode goes with BNODE_FREE, not BFREE: replay keeps bnode images
- * of the unify cycle in memory, and BNODE_FREE drops the image, so that
- * the block reused (as a leaf, say) reads as what is written there. */
-static int release_bnodes(struct tux3_volume *vol, struct blist *l)
-{
-	int err = 0;
-	for (size_t i = 0; i < l->n && !err; i++) {
-		uint64_t b = l->v[i];
-		err = log_bfree(vol, LOG_BNODE_FREE, b, 1);
-		if (!err)
-			err = blockset_has(&vol->fresh, b) ? bfree_now(vol, b, 1)
-							   : bfree_deferred(vol, b, 1);
-	}
-	l->n = 0;
-	return err;
-}
-
 static int destroy_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 			const uint8_t *buf, uint64_t lo, uint64_t hi)
 {
-	struct destroy_ctx *d = ctx;
-	int err = blist_add(&d->blocks, blocknr);
-	(void)bt; (void)lo; (void)hi;
+	struct blist *data = ctx;
+	int err = 0;
+	(void)bt; (void)blocknr; (void)lo; (void)hi;
 	for (unsigned i = 0; i < vleaf_count(buf) && !err; i++) {
 		struct vextent r;
 		vleaf_get(buf, i, &r);
 		for (uint32_t k = 0; k < r.count && r.phys && !err; k++)
-			err = blist_add(&d->blocks, r.phys + k);
+			err = blist_add(data, r.phys + k);
 	}
 	return err;
 }
@@ -937,19 +906,18 @@ int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode)
 	int err = tree_kind(vol, inode, &kind);
 	if (err || kind != TREE_VLEAF)
 		return err ? err : -EINVAL;
-	static const struct btree_visit visit = { .bnode = destroy_bnode,
-						  .leaf = destroy_leaf };
+	static const struct btree_visit visit = { .leaf = destroy_leaf };
 	struct btree bt = tree_of(vol, inode, &vdtree_ops);
-	struct destroy_ctx d = { { 0 }, { 0 }, 0 };
-	/* every block first, so that a damaged tree frees nothing */
-	err = btree_traverse(&bt, &visit, &d);
+	struct blist data = { 0 };
+	/* every version's data, then the nodes; a damaged tree frees
+	 * nothing */
+	err = btree_traverse(&bt, &visit, &data);
 	if (!err)
-		err = release_list(vol, &d.blocks);
+		err = btree_free_nodes(&bt);
 	if (!err)
-		err = release_bnodes(vol, &d.bnodes);
+		err = release_list(vol, &data);
 	if (!err)
 		inode->dtree = 0;
-	free(d.blocks.v);
-	free(d.bnodes.v);
+	free(data.v);
 	return err;
 }
