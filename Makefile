@@ -8,7 +8,9 @@
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
 #   make fuzz-versions  the versioned-pointer fuzz test, 10 million steps
 #   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir,
-#                   the checks against e2fsck/btrfs check, version costs
+#                   the checks against e2fsck/btrfs check, version costs,
+#                   cp -a through tux3fuse against ext4 on loop and tmpfs
+#   make fuse       tux3fuse's tests and workloads at full size
 #   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
 
 .DEFAULT_GOAL := all
@@ -103,6 +105,9 @@ $(1)/tests/mkvtable: tests/mkvtable.c common/*.h $(1)/libtux3.a
 $(1)/tests/vfsfuzz: tests/vfsfuzz.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/fuse_posix: tests/fuse_posix.c | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$<
 $(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
@@ -112,6 +117,7 @@ $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
 	$$(if $$(wildcard tests/vfsfuzz.c),$(1)/tests/vfsfuzz) \
 	$$(if $$(wildcard tests/vbench.c),$(1)/tests/vbench) \
+	$$(if $$(wildcard tests/fuse_posix.c),$(1)/tests/fuse_posix) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
 	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
 	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \
@@ -188,10 +194,17 @@ fuzz-versions: $(BUILD)-all
 	echo "fuzz-versions: vfsfuzz $(VFS_OPS) ops in $$(( (end - start) / 1000000 )) ms$${bad:+, seeds failed:$$bad}"; \
 	[ -z "$$bad" ]
 
-# tux3fuse's tests at full size (FUSE_FULL=1; make check runs them short)
+# tux3fuse's tests and workloads at full size (FUSE_FULL=1; make check
+# runs them short); fails if any case failed
 .PHONY: fuse
 fuse: $(BUILD)-all
-	@FUSE_FULL=1 sh tests/scripts/fuse.sh $(BUILD)
+	@FUSE_FULL=1 sh tests/scripts/fuse.sh $(BUILD) | tee $(BUILD)/fuse.log
+	@FUSE_FULL=1 sh tests/scripts/fuse_workloads.sh $(BUILD) | \
+		tee -a $(BUILD)/fuse.log
+	@echo "fuse: $$(grep -c '^PASS' $(BUILD)/fuse.log) passed," \
+		"$$(grep -c '^FAIL' $(BUILD)/fuse.log) failed," \
+		"$$(grep -c '^SKIP' $(BUILD)/fuse.log) skipped"
+	@! grep -q '^FAIL' $(BUILD)/fuse.log
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)

@@ -154,3 +154,13 @@ uint64_t iattr_max_size(unsigned blockbits)
 		return INT64_MAX;
 	return 1ULL << (blockbits + 48);
 }
+
+uint64_t iattr_max_data(unsigned blockbits)
+{
+	if (blockbits + 48 >= 63)
+		return INT64_MAX;
+	/* logical blocks are 48 bits and a dleaf entry holds the end of
+	 * the extent before it: the last block, 2^48 - 1, cannot be mapped
+	 * (its end, 2^48, would wrap to 0) */
+	return (1ULL << (blockbits + 48)) - (1ULL << blockbits);
+}

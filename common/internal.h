@@ -268,7 +268,9 @@ const char *iattr_kind_name(unsigned kind);
 unsigned iattr_encode_fixed(uint8_t *buf, const struct inode *inode);
 unsigned iattr_encode_xattr(uint8_t *buf, unsigned atom, const void *value,
 			    unsigned size);
-uint64_t iattr_max_size(unsigned blockbits);
+uint64_t iattr_max_size(unsigned blockbits);	/* the format's, the
+						 * internal inodes' size */
+uint64_t iattr_max_data(unsigned blockbits);	/* what writes may reach */
 
 /* ---- B-trees (btree.c) ---- */
 struct btree_ops {

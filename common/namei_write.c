@@ -76,7 +76,7 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 		return 0;
 	if (vinode_applies(vol, inode->inum))
 		return vinode_write_data(vol, inode, buf, len, pos);
-	if (pos > iattr_max_size(bits) || len > iattr_max_size(bits) - pos)
+	if (pos > iattr_max_data(bits) || len > iattr_max_data(bits) - pos)
 		return -EFBIG;
 	blk = malloc(bs);
 	if (!blk)
@@ -153,7 +153,7 @@ int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 
 	if (vinode_applies(vol, inode->inum))
 		return vinode_truncate(vol, inode, size);
-	if (size > iattr_max_size(bits))
+	if (size > iattr_max_data(bits))
 		return -EFBIG;
 	if (size < inode->size) {
 		uint64_t keep = (size + bs - 1) >> bits;

@@ -91,7 +91,7 @@ int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
 
 	if (!len)
 		return 0;
-	if (pos > iattr_max_size(bits) || len > iattr_max_size(bits) - pos)
+	if (pos > iattr_max_data(bits) || len > iattr_max_data(bits) - pos)
 		return -EFBIG;
 	if ((err = vinode_room(vol, inode->inum)))
 		return err;
@@ -170,7 +170,7 @@ int vinode_truncate(struct tux3_volume *vol, struct inode *inode,
 	unsigned bits = vol->blockbits, bs = vol->blocksize;
 	int err = 0;
 
-	if (size > iattr_max_size(bits))
+	if (size > iattr_max_data(bits))
 		return -EFBIG;
 	if (size < inode->size) {
 		if ((err = vinode_room(vol, inode->inum)) ||

@@ -119,7 +119,9 @@ static void fill_stat(const struct tux3_stat *s, struct stat *st)
 	memset(st, 0, sizeof(*st));
 	st->st_ino = fino(s->ino);
 	st->st_mode = s->mode;
-	st->st_nlink = s->nlink;
+	/* the library loads an orphan (no names left, still open) with
+	 * nlink 1, as the reference does; fstat of an unlinked file says 0 */
+	st->st_nlink = s->orphan ? 0 : s->nlink;
 	st->st_uid = s->uid;
 	st->st_gid = s->gid;
 	st->st_size = (off_t)s->size;

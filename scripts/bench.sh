@@ -5,15 +5,18 @@
 # mkfs.tux3.  Then, on the images of /usr/include, the read-only checks:
 # fsck.tux3 -fn, e2fsck -fn and btrfs check --readonly, wall time (best
 # of 3, warm cache) and peak RSS with ratios to fsck.tux3.  Installs
-# e2fsprogs, btrfs-progs and GNU time when missing (as root).  Not part
-# of the test count.
+# e2fsprogs, btrfs-progs and GNU time when missing (as root).  Then the
+# versioned layers' costs, and cp -a /usr/share/doc through tux3fuse
+# against ext4 on a loop device and tmpfs (as root).  Not part of the
+# test count.
 set -u
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkfs_tux3="$top/$build/mkfs.tux3"
 fsck_tux3="$top/$build/fsck.tux3"
 work=$(mktemp -d /tmp/tux3-bench.XXXXXX)
-trap 'umount "$work/btmnt" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'umount "$work/btmnt" 2>/dev/null; umount "$work/fmnt" 2>/dev/null;
+	rm -rf "$work"' EXIT
 
 need=""
 command -v mke2fs >/dev/null 2>&1 || need="$need e2fsprogs"
@@ -215,3 +218,80 @@ if [ -x "$vbench" ]; then
 	echo " volume holds)"
 	btrfs_snapshot_cost 10000
 fi
+
+# ---- tux3fuse (issue 9): cp -a /usr/share/doc into a mount ----
+# The same copy into a fresh tux3fuse mount (the default multi-threaded
+# daemon), into ext4 on a loop device (mkfs.ext4 on an image file beside
+# ours) and into tmpfs; each timed from the start of cp -a to the end of
+# sync and umount (for tux3fuse, until the daemon has committed and let
+# go of the volume), best of 3.  Needs root (loop and tmpfs mounts).
+fuse_bench() {
+	src=/usr/share/doc
+	fuse="$top/$build/tux3fuse"
+	echo
+	echo "== tux3fuse: cp -a $src in, then sync and umount (best of 3)"
+	if [ "$(id -u)" != 0 ]; then
+		echo "tux3fuse: skipped (needs root: loop and tmpfs mounts)"
+		return 0
+	fi
+	if [ ! -c /dev/fuse ] || [ ! -x "$fuse" ]; then
+		echo "tux3fuse: skipped (no /dev/fuse or no $fuse)"
+		return 0
+	fi
+	kib=$(du -sk "$src" | cut -f1)
+	files=$(find "$src" | wc -l)
+	fsize=$((kib * 2 / 1024 + 256))m
+	echo "   $src: $files paths, $((kib / 1024)) MiB; volumes of $fsize"
+	fmnt=$work/fmnt
+	mkdir -p "$fmnt"
+	best_tux3fuse= best_ext4= best_tmpfs=
+	for fs in tux3fuse ext4 tmpfs; do
+		best=
+		for run in 1 2 3; do
+			img=$work/f.img
+			rm -f "$img"
+			case $fs in
+			tux3fuse)
+				"$mkfs_tux3" -q "$img" "$fsize" &&
+				"$fuse" "$img" "$fmnt" ;;
+			ext4)
+				truncate -s "$fsize" "$img" &&
+				mkfs.ext4 -q -F "$img" >/dev/null 2>&1 &&
+				mount -o loop "$img" "$fmnt" ;;
+			tmpfs)
+				mount -t tmpfs -o size="$fsize" tmpfs "$fmnt" ;;
+			esac || { echo "$fs: cannot mount"; best=; break; }
+			sync
+			t0=$(date +%s%N)
+			cp -a "$src" "$fmnt/" && sync && umount "$fmnt" ||
+				{ echo "$fs: copy failed"; umount "$fmnt" 2>/dev/null
+				  best=; break; }
+			[ $fs = tux3fuse ] && flock -x "$img" true
+			t1=$(date +%s%N)
+			ns=$((t1 - t0))
+			{ [ -z "$best" ] || [ $ns -lt "$best" ]; } && best=$ns
+			if [ $fs = tux3fuse ] && [ $run = 1 ] &&
+			   ! "$fsck_tux3" -fn "$img" >/dev/null 2>&1; then
+				echo "tux3fuse: fsck.tux3 -fn found problems after the copy"
+			fi
+		done
+		rm -f "$work/f.img"
+		eval "best_$fs=\$best"
+	done
+	printf '%-10s %9s %14s %14s\n' target seconds "tux3fuse/this" ""
+	for fs in tux3fuse ext4 tmpfs; do
+		eval "b=\$best_$fs"
+		if [ -z "$b" ]; then
+			printf '%-10s %s\n' "$fs" "failed"
+			continue
+		fi
+		ratio=-
+		[ -n "$best_tux3fuse" ] && ratio=$(awk "BEGIN{printf \"%.2f\", \
+			$best_tux3fuse / $b}")
+		printf '%-10s %9s %14s\n' "$fs" \
+			"$(awk "BEGIN{printf \"%.3f\", $b / 1e9}")" "$ratio"
+	done
+	echo "(goal: tux3fuse within 2x of ext4 on a loop device; the reference"
+	echo " libfuse 2 tux3fuse took about 5-10x)"
+}
+fuse_bench

@@ -661,6 +661,27 @@ TEST(deep_tree_freed_whole)
 	tux3_close(vol);
 }
 
+/* The last logical block (2^48 - 1) cannot be mapped: its extent's end
+ * would wrap to 0 in a dleaf.  A write there is EFBIG; one byte before
+ * it works, and the file stays sound. */
+TEST(last_logical_block_refused)
+{
+	const char *path = make_volume(12, 16 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	uint64_t last = (1ULL << 60) - 4096;	/* block 2^48 - 1 at 4 KiB */
+	tux3_ino_t f;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0644, 0, 0, &f), 0);
+	CHECK_EQ(tux3_write(vol, f, "x", 1, last), -EFBIG);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_write(vol, f, "x", 1, last - 1), 1);
+	CHECK_EQ(tux3_truncate(vol, f, last + 1), -EFBIG);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_truncate(vol, f, 0), 0);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+}
+
 /* Errors: names, types, existence. */
 TEST(namespace_errors)
 {
