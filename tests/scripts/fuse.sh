@@ -38,6 +38,7 @@
 # runs the larger sizes.
 set -u
 . "$(dirname "$0")/lib/report.sh"
+. "$(dirname "$0")/lib/fuse_stop.sh"
 build=${1:-build}
 T=fuse
 fuse=$build/tux3fuse
@@ -117,9 +118,9 @@ start() {
 
 # stop: unmount $mnt and wait for the daemon; its exit status
 stop() {
-	umount "$mnt" 2>> "$log" || fusermount3 -u "$mnt" 2>> "$log"
+	unmount_retry "$mnt" "$log"
 	rc=0
-	wait "$dpid" || rc=$?
+	wait_daemon "$dpid" || rc=$?
 	dpid=
 	return $rc
 }
@@ -404,7 +405,7 @@ if "$fuse" "$img" "$mnt" 2>> "$log" && mounted "$mnt"; then
 	echo daemon > "$mnt/f"
 	# access(2) without default_permissions: the driver's own check
 	result daemon/access test -w "$mnt/f" -a ! -x "$mnt/f" -a -x "$mnt"
-	umount "$mnt"
+	unmount_retry "$mnt" "$log"
 	result daemon/exit wait_free "$img"
 	check daemon/fsck "$img"
 	result daemon/committed test \
@@ -421,11 +422,11 @@ if start "$img" -s -o commit=0; then	# (the single-threaded loop)
 	echo term > "$mnt/f"
 	kill -TERM "$dpid"
 	rc=0
-	wait "$dpid" || rc=$?
+	wait_daemon "$dpid" || rc=$?
 	dpid=
 	result sigterm/exit test $rc = 0
 	result sigterm/unmounted wait_free "$img"
-	mounted "$mnt" && umount "$mnt"
+	mounted "$mnt" && unmount_retry "$mnt" "$log"
 	check sigterm/fsck "$img"
 	result sigterm/committed test \
 		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = term
@@ -499,7 +500,7 @@ if start "$img"; then
 		if "$fuse" -f -o snapshot=nosuch "$img" "$mnt" \
 			> "$work/err" 2>&1; then
 			fail snapshot/unknown
-			mounted "$mnt" && umount "$mnt"
+			mounted "$mnt" && unmount_retry "$mnt" "$log"
 		else
 			result snapshot/unknown grep -q "no snapshot" "$work/err"
 		fi
@@ -520,7 +521,7 @@ if TUX3FUSE=$fuse "$helper" "$img" "$mnt" -o rw,noauto,defaults,x-test=1 \
 	result mount/helper grep -q " $mnt .* - fuse.tux3 $real " \
 		/proc/self/mountinfo
 	echo helper > "$mnt/f"
-	umount "$mnt"
+	unmount_retry "$mnt" "$log"
 	wait_free "$img"
 	result mount/helper-committed test \
 		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = helper
@@ -528,7 +529,7 @@ else
 	fail mount/helper "$(tail -1 "$log")"
 fi
 TUX3FUSE=$fuse "$helper" -f "$img" "$mnt" 2>> "$log"
-if mounted "$mnt"; then fail mount/fake; umount "$mnt"; else pass mount/fake; fi
+if mounted "$mnt"; then fail mount/fake; unmount_retry "$mnt" "$log"; else pass mount/fake; fi
 # mount(8) finds helpers in /sbin only: put ours there for the test when
 # there is none (and take it away after), else use the installed one
 if [ ! -e /sbin/mount.tux3 ] && [ "$(id -u)" = 0 ] &&
@@ -540,7 +541,7 @@ if [ -x /sbin/mount.tux3 ] && [ "$(id -u)" = 0 ]; then
 		result mount/mount-t test "$(cat "$mnt/f")" = helper -a \
 			-n "$(grep " $mnt .* - fuse.tux3 $real ro" \
 			/proc/self/mountinfo)"
-		umount "$mnt"
+		unmount_retry "$mnt" "$log"
 		wait_free "$img"
 	else
 		fail mount/mount-t "$(tail -1 "$log")"

@@ -44,6 +44,7 @@
 # mount here, and a workload whose program is not installed.
 set -u
 . "$(dirname "$0")/lib/report.sh"
+. "$(dirname "$0")/lib/fuse_stop.sh"
 build=${1:-build}
 T=fuse_workloads
 fuse=$build/tux3fuse
@@ -124,9 +125,9 @@ start() {
 # daemon's exit status
 stop() {
 	[ -z "$dpid" ] && return 1
-	umount "$mnt" 2>> "$log" || fusermount3 -u "$mnt" 2>> "$log"
+	unmount_retry "$mnt" "$log"
 	rc=0
-	wait "$dpid" || rc=$?
+	wait_daemon "$dpid" || rc=$?
 	dpid=
 	wait_free "$img" || rc=99
 	return $rc

@@ -1,0 +1,38 @@
+# Stopping a tux3fuse mount in the FUSE tests, robustly.
+#
+# unmount_retry MNT LOG: umount, retried while something briefly holds
+# the mount ("target is busy": a process still closing a file, a scanner
+# walking /tmp), lazily after 20 tries; 1 if it had to be lazy.
+unmount_retry() {
+	_tries=0
+	until umount "$1" 2>> "$2" || fusermount3 -u "$1" 2>> "$2"; do
+		_tries=$((_tries + 1))
+		if [ $_tries -ge 20 ]; then
+			umount -l "$1" 2>> "$2" || fusermount3 -uz "$1" 2>> "$2"
+			return 1
+		fi
+		sleep 1
+	done
+	return 0
+}
+
+# wait_daemon PID: its exit status.  A daemon still running 60 s after
+# its unmount gets SIGTERM (it commits and exits), 30 s later SIGKILL, so
+# that no test run can hang on it (its status then says so).  Polled: a
+# watchdog process would keep the test's output pipe open.
+alive() {
+	[ -r "/proc/$1/stat" ] &&
+		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+wait_daemon() {
+	_ticks=0
+	while alive "$1"; do
+		_ticks=$((_ticks + 1))
+		[ $_ticks -eq 600 ] && kill -TERM "$1" 2>/dev/null
+		[ $_ticks -eq 900 ] && kill -KILL "$1" 2>/dev/null
+		sleep 0.1
+	done
+	_rc=0
+	wait "$1" || _rc=$?
+	return $_rc
+}
