@@ -302,8 +302,11 @@ static int cmp_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
-		  struct vattrs *x)
+/* Every key's list reworked: by a delete's plan (plan set, relabelling
+ * what heirs inherit) or by fsck's repair; the attributes whose elements
+ * went are removed.  Returns how many went, or -ENOMEM. */
+static int rework_lists(struct vtree *vt, const struct vdelete_plan *plan,
+			struct vattrs *x)
 {
 	struct velem e[VERSION_LABELS];
 	struct gone g = { .idx = malloc((x->n + 1) * sizeof(unsigned)) };
@@ -317,7 +320,10 @@ int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		if (!first)
 			continue;
 		unsigned m = elements(x, x->a[i].key, e);
-		velist_delete(vt, plan, e, &m, note_gone, &g);
+		if (plan)
+			velist_delete(vt, plan, e, &m, note_gone, &g);
+		else
+			velist_repair(vt, e, &m, note_gone, &g);
 		for (unsigned k = 0; k < m; k++)
 			x->a[e[k].phys - 1].label = e[k].label;
 	}
@@ -325,29 +331,20 @@ int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
 	for (unsigned k = 0; k < g.n; k++)
 		remove_at(x, g.idx[k]);
 	free(g.idx);
-	return 0;
+	return (int)g.n;
+}
+
+int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
+		  struct vattrs *x)
+{
+	int n = rework_lists(vt, plan, x);
+	return n < 0 ? n : 0;
 }
 
 unsigned vattrs_repair(struct vtree *vt, struct vattrs *x)
 {
-	struct velem e[VERSION_LABELS];
-	struct gone g = { .idx = malloc((x->n + 1) * sizeof(unsigned)) };
-	if (!g.idx)
-		return 0;
-	for (unsigned i = 0; i < x->n; i++) {
-		bool first = true;
-		for (unsigned j = 0; j < i && first; j++)
-			first = x->a[j].key != x->a[i].key;
-		if (!first)
-			continue;
-		unsigned m = elements(x, x->a[i].key, e);
-		velist_repair(vt, e, &m, note_gone, &g);
-	}
-	qsort(g.idx, g.n, sizeof(*g.idx), cmp_desc);
-	for (unsigned k = 0; k < g.n; k++)
-		remove_at(x, g.idx[k]);
-	free(g.idx);
-	return g.n;
+	int n = rework_lists(vt, NULL, x);
+	return n < 0 ? 0 : (unsigned)n;
 }
 
 unsigned vattrs_check(struct vtree *vt, const struct vattrs *x,

@@ -173,6 +173,21 @@ static void remove_label(struct vtree *vt, unsigned label)
 	vt->dying++;
 }
 
+/* A ghost with fewer than two children goes: removed, or its one child
+ * promoted into its place; the plan says what the lists must do. */
+static int prune_ghost(struct vtree *vt, unsigned x, struct vdelete_plan *plan)
+{
+	if (!vt->nchild[x]) {
+		plan_add(plan, x, VERSION_NONE);
+	} else {
+		unsigned c = vtree_child(vt, x, 0);
+		plan_add(plan, x, c);
+		vt->v[c].parent = vt->v[x].parent;
+	}
+	remove_label(vt, x);
+	return vtree_derive(vt);
+}
+
 int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan)
 {
 	int found = tag ? vtree_find_tag(vt, tag) : -EINVAL;
@@ -191,15 +206,7 @@ int vtree_delete(struct vtree *vt, uint32_t tag, struct vdelete_plan *plan)
 	while (x != VERSION_ORIGIN && vtree_ghost(vt, x) &&
 	       vt->nchild[x] < 2) {
 		unsigned p = vt->v[x].parent;
-		if (!vt->nchild[x]) {
-			plan_add(plan, x, VERSION_NONE);
-		} else {
-			unsigned c = vtree_child(vt, x, 0);
-			plan_add(plan, x, c);
-			vt->v[c].parent = (uint16_t)p;
-		}
-		remove_label(vt, x);
-		if (vtree_derive(vt))
+		if (prune_ghost(vt, x, plan))
 			return -EUCLEAN;
 		x = p;
 	}
@@ -234,16 +241,7 @@ int vtree_repair(struct vtree *vt, struct vdelete_plan *plan)
 			if (!vtree_used(vt, x) || !vtree_ghost(vt, x) ||
 			    vt->nchild[x] >= 2)
 				continue;
-			unsigned p = vt->v[x].parent;
-			if (!vt->nchild[x]) {
-				plan_add(plan, x, VERSION_NONE);
-			} else {
-				unsigned c = vtree_child(vt, x, 0);
-				plan_add(plan, x, c);
-				vt->v[c].parent = (uint16_t)p;
-			}
-			remove_label(vt, x);
-			if (vtree_derive(vt))
+			if (prune_ghost(vt, x, plan))
 				return -EUCLEAN;
 			again = true;
 		}

@@ -44,7 +44,7 @@
 # mount here, and a workload whose program is not installed.
 set -u
 . "$(dirname "$0")/lib/report.sh"
-. "$(dirname "$0")/lib/fuse_stop.sh"
+. "$(dirname "$0")/lib/fuse_mount.sh"
 build=${1:-build}
 T=fuse_workloads
 fuse=$build/tux3fuse
@@ -86,40 +86,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-
-mounted() { grep -q " $1 .* - fuse.tux3 " /proc/self/mountinfo; }
-
-# wait_mount DIR [PID]: up to 20 s for the mount (and PID alive)
-wait_mount() {
-	i=0
-	while ! mounted "$1"; do
-		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
-		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
-		sleep 0.1
-	done
-}
-
-# wait_free IMG: up to 60 s for the daemon to let go of the volume
-wait_free() {
-	i=0
-	while ! flock -n -x "$1" true 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 600 ] && return 1
-		sleep 0.1
-	done
-}
-
-# start IMG [tux3fuse options]: mount on $mnt in the foreground, in the
-# background (dpid), the multi-threaded loop; 0 when mounted
-start() {
-	img=$1
-	shift
-	echo "== tux3fuse -f $* $img" >> "$log"
-	"$fuse" -f "$@" "$img" "$mnt" >> "$log" 2>&1 &
-	dpid=$!
-	wait_mount "$mnt" "$dpid"
-}
 
 # stop: unmount $mnt, wait for the daemon and the volume's lock; the
 # daemon's exit status

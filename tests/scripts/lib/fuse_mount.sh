@@ -1,4 +1,42 @@
-# Stopping a tux3fuse mount in the FUSE tests, robustly.
+# Mounting and stopping tux3fuse in the FUSE tests (fuse.sh,
+# fuse_workloads.sh).  The caller sets fuse (the binary), mnt (the mount
+# point) and log (the daemon's log); start and stop keep dpid.
+#
+# mounted DIR: a tux3fuse mount is on DIR.
+mounted() { grep -q " $1 .* - fuse.tux3 " /proc/self/mountinfo; }
+
+# wait_mount DIR [PID]: up to 20 s for the mount (and PID alive)
+wait_mount() {
+	i=0
+	while ! mounted "$1"; do
+		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
+		i=$((i + 1))
+		[ $i -gt 200 ] && return 1
+		sleep 0.1
+	done
+}
+
+# wait_free IMG: up to 60 s for the daemon to let go of the volume (its
+# lock)
+wait_free() {
+	i=0
+	while ! flock -n -x "$1" true 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && return 1
+		sleep 0.1
+	done
+}
+
+# start IMG [tux3fuse options]: mount on $mnt in the foreground, in the
+# background (dpid: without -s, the multi-threaded loop); 0 when mounted
+start() {
+	img=$1
+	shift
+	echo "== tux3fuse -f $* $img" >> "$log"
+	"$fuse" -f "$@" "$img" "$mnt" >> "$log" 2>&1 &
+	dpid=$!
+	wait_mount "$mnt" "$dpid"
+}
 #
 # unmount_retry MNT LOG: umount, retried while something briefly holds
 # the mount ("target is busy": a process still closing a file, a scanner
