@@ -3,6 +3,7 @@
 # file, populate it from a directory tree (this repository's own sources
 # and docs, plus a sparse file, a symlink and a hard link), check it,
 # and read it back: manifest, restore with rdump, compare with the source;
+# take a snapshot, change a file, and read both versions;
 # end by drawing the volume with tux3dot (DEMO_OUT, default
 # BUILD/demo.svg and BUILD/demo.dot).
 set -eu
@@ -49,6 +50,22 @@ else
 	echo "demo: restored tree differs" >&2
 	exit 1
 fi
+echo
+echo "== a snapshot: the live README changed after it, the snapshot keeps the old one"
+printf 'changed after the snapshot\n' > "$work/new-readme"
+"$dbg" -w -R "snapshot create before-change" "$img"
+"$dbg" -w -R "write -f $work/new-readme /README.md" "$img"
+"$dbg" -R "versions" "$img"
+if [ "$("$dbg" -R "cat /README.md" "$img")" = "changed after the snapshot" ] &&
+   "$dbg" -R "cat @before-change/README.md" "$img" | cmp -s - "$src/README.md"
+then
+	echo "live /README.md is the new text; @before-change/README.md the original"
+else
+	echo "demo: the snapshot does not hold the original" >&2
+	exit 1
+fi
+"$dbg" -R "snapshot list -s" "$img"
+"$top/$build/fsck.tux3" -fn "$img" | tail -1
 echo
 echo "== free space"
 "$dbg" -R statfs "$img"
