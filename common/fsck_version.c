@@ -25,6 +25,8 @@ struct list_report {
 	unsigned count;
 	unsigned label;
 	char first[200];
+	char last[200];		/* an element is seen at every block it
+				 * covers: counted once */
 };
 
 struct elements {
@@ -38,6 +40,9 @@ struct elements {
 
 static void note(struct list_report *r, unsigned label, const char *what)
 {
+	if (!strcmp(r->last, what))
+		return;
+	snprintf(r->last, sizeof(r->last), "%s", what);
 	if (!r->count++) {
 		r->label = label;
 		snprintf(r->first, sizeof(r->first), "%s", what);

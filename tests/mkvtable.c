@@ -1,7 +1,7 @@
 /*
  * mkvtable: give a test volume a version table (fsck pass 9's cases).
  *
- *   mkvtable IMAGE ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr
+ *   mkvtable IMAGE ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr|orphan
  *
  * ok: two snapshots, 'monday' (tag 7, of the origin) and 'tuesday' (tag 8,
  * of monday).  The others break one rule of the table on purpose: a
@@ -56,6 +56,60 @@ static int versioned_file(struct tux3_volume *vol, struct vtree *vt)
 	return err;
 }
 
+/* Block 0 of the file written by the version tagged tag. */
+static int write_block0(struct tux3_volume *vol, struct inode *inode,
+			struct vtree *vt, uint32_t tag)
+{
+	static uint8_t buf[65536];
+	uint64_t written;
+	unsigned label = (unsigned)vtree_find_tag(vt, tag);
+	int err = vfilemap_update(vol, inode, vt, &label, 0, 1, VEXT_REDIRECT,
+				  &written);
+	memset(buf, (int)tag, vol->blocksize);
+	return err ? err : dev_pwrite(&vol->dev, buf, vol->blocksize,
+				      written << vol->blockbits);
+}
+
+/*
+ * orphan: a table of its own.  /orphaned is written by monday, then
+ * tuesday and wednesday are taken of monday and each writes it too; then
+ * the table is edited to make monday a ghost.  The tree is sound (a ghost
+ * with two children), but monday's element is read by no version: an
+ * orphan element (EL3).
+ */
+static int orphan_file(struct tux3_volume *vol, struct vtree *vt)
+{
+	struct inode inode;
+	tux3_ino_t ino;
+	int err;
+
+	vtree_init(vt);
+	int a = vtree_snapshot(vt, 0, 7, 1);
+	snprintf(vt->v[a].name, sizeof(vt->v[a].name), "monday");
+	if ((err = tux3_create(vol, TUX3_ROOT_INO, "orphaned", 8, 0644, 0, 0,
+			       &ino)) ||
+	    (err = inode_load(vol, ino, &inode)))
+		return err;
+	err = write_block0(vol, &inode, vt, 7);
+	int b = vtree_snapshot(vt, (unsigned)a, 8, 2);
+	int c = vtree_snapshot(vt, (unsigned)a, 9, 3);
+	snprintf(vt->v[b].name, sizeof(vt->v[b].name), "tuesday");
+	snprintf(vt->v[c].name, sizeof(vt->v[c].name), "wednesday");
+	if (!err)
+		err = write_block0(vol, &inode, vt, 8);
+	if (!err)
+		err = write_block0(vol, &inode, vt, 9);
+	if (!err)
+		err = inode_store(vol, &inode);
+	inode_free(&inode);
+	/* the damage: monday made a ghost by the table alone */
+	vt->v[a].flags |= VERSION_GHOST;
+	vt->v[a].tag = 0;
+	memset(vt->v[a].name, 0, sizeof(vt->v[a].name));
+	vt->ghosts++;
+	return err;
+}
+
 /* /only-tuesday made in tuesday, then its blob damaged as mode says. */
 static int snapshot_file(struct tux3_volume *vol, const char *mode)
 {
@@ -101,7 +155,7 @@ int main(int argc, char **argv)
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkvtable IMAGE "
-			"ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr\n");
+			"ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr|orphan\n");
 		return 2;
 	}
 	if (tux3_open_err(argv[1], TUX3_OPEN_RDWR, &vol, msg, sizeof(msg))) {
@@ -123,6 +177,12 @@ int main(int argc, char **argv)
 		vtree_plan_record(&vt, &plan);
 	} else if (!strcmp(argv[2], "vfile")) {
 		if (versioned_file(vol, &vt)) {
+			fprintf(stderr, "mkvtable: %s\n",
+				tux3_error_text(vol, msg, sizeof(msg)));
+			return 1;
+		}
+	} else if (!strcmp(argv[2], "orphan")) {
+		if (orphan_file(vol, &vt)) {
 			fprintf(stderr, "mkvtable: %s\n",
 				tux3_error_text(vol, msg, sizeof(msg)));
 			return 1;
