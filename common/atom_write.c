@@ -199,16 +199,23 @@ int atom_get(struct tux3_volume *vol, const char *name, unsigned *atomp)
 }
 
 /* n more references to an atom in use (versions keeping old values). */
-int atom_ref_add(struct tux3_volume *vol, unsigned atom, unsigned n)
+/* The reference count of an atom in use; -EINVAL for one that is not. */
+static int live_refcount(struct tux3_volume *vol, unsigned atom, uint32_t *ref)
 {
 	struct atom_table *at = &vol->atoms;
-	uint32_t ref;
 	int err = atable_load(vol);
 	if (err)
 		return err;
 	if (atom >= at->count || !at->names[atom])
 		return -EINVAL;
-	if ((err = atom_refcount(vol, atom, &ref)))
+	return atom_refcount(vol, atom, ref);
+}
+
+int atom_ref_add(struct tux3_volume *vol, unsigned atom, unsigned n)
+{
+	uint32_t ref;
+	int err = live_refcount(vol, atom, &ref);
+	if (err)
 		return err;
 	if (ref > UINT32_MAX - n)
 		return -EOVERFLOW;
@@ -221,12 +228,8 @@ int atom_put(struct tux3_volume *vol, unsigned atom)
 {
 	struct atom_table *at = &vol->atoms;
 	uint32_t ref;
-	int err = atable_load(vol);
+	int err = live_refcount(vol, atom, &ref);
 	if (err)
-		return err;
-	if (atom >= at->count || !at->names[atom])
-		return -EINVAL;
-	if ((err = atom_refcount(vol, atom, &ref)))
 		return err;
 	if (ref > 1)
 		return refcount_set(vol, atom, ref - 1);

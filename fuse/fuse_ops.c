@@ -212,6 +212,18 @@ static bool name_ok(fuse_req_t req, const char *name)
 	return true;
 }
 
+/* Every change starts here: a read-write mount (else EROFS) and, when
+ * the change makes a name, one the format takes (else ENAMETOOLONG).
+ * false: the request is answered. */
+static bool may_change(fuse_req_t req, const struct t3f *fs, const char *name)
+{
+	if (fs->readonly) {
+		fuse_reply_err(req, EROFS);
+		return false;
+	}
+	return !name || name_ok(req, name);
+}
+
 /* ---- init and destroy ---- */
 
 static void t3_init(void *userdata, struct fuse_conn_info *conn)
@@ -362,10 +374,8 @@ static void t3_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 	(void)fi;
 
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
+	if (!may_change(req, fs, NULL))
 		return;
-	}
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		sa.valid |= TUX3_SET_MODE;
 		sa.mode = attr->st_mode & 07777;
@@ -498,11 +508,7 @@ static void make(fuse_req_t req, enum make_kind kind, fuse_ino_t parent,
 {
 	struct t3f *fs = FS(req);
 	struct fuse_entry_param e;
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (!name_ok(req, name))
+	if (!may_change(req, fs, name))
 		return;
 	lock(fs);
 	int err = make_locked(fs, req, kind, tino(parent), name, mode, rdev,
@@ -539,11 +545,7 @@ static void t3_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	struct t3f *fs = FS(req);
 	struct fuse_entry_param e;
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (!name_ok(req, name))
+	if (!may_change(req, fs, name))
 		return;
 	lock(fs);
 	int err = make_locked(fs, req, MAKE_NODE, tino(parent), name,
@@ -568,11 +570,7 @@ static void t3_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 {
 	struct t3f *fs = FS(req);
 	struct fuse_entry_param e;
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (!name_ok(req, newname))
+	if (!may_change(req, fs, newname))
 		return;
 	lock(fs);
 	int err = tux3_link(fs->vol, tino(ino), tino(newparent), newname,
@@ -596,11 +594,7 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name,
 			bool dir)
 {
 	struct t3f *fs = FS(req);
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (!name_ok(req, name))
+	if (!may_change(req, fs, name))
 		return;
 	lock(fs);
 	hold_target(fs, tino(parent), name);
@@ -632,10 +626,8 @@ static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	tux3_ino_t od = tino(parent), nd = tino(newparent), src = 0, dst = 0;
 	unsigned tflags = 0;
 
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
+	if (!may_change(req, fs, NULL))
 		return;
-	}
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
 	    ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))) {
 		fuse_reply_err(req, EINVAL);
@@ -717,10 +709,8 @@ static void t3_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct t3f *fs = FS(req);
 	(void)fi;
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
+	if (!may_change(req, fs, NULL))
 		return;
-	}
 	lock(fs);
 	ssize_t n = tux3_write(fs->vol, tino(ino), buf, size, (uint64_t)off);
 	t3f_mark_dirty(fs);	/* even a failed write may have changed some */
@@ -1027,10 +1017,8 @@ static void t3_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 {
 	struct t3f *fs = FS(req);
 	int tflags = 0;
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
+	if (!may_change(req, fs, NULL))
 		return;
-	}
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -1123,10 +1111,8 @@ static void t3_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void t3_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct t3f *fs = FS(req);
-	if (fs->readonly) {
-		fuse_reply_err(req, EROFS);
+	if (!may_change(req, fs, NULL))
 		return;
-	}
 	lock(fs);
 	int err = tux3_removexattr(fs->vol, tino(ino), name);
 	if (!err)

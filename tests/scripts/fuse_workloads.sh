@@ -53,20 +53,7 @@ fsck=$build/fsck.tux3
 posix=$build/tests/fuse_posix
 full=${FUSE_FULL:-0}
 
-for b in "$fuse" "$mkfs" "$fsck" "$posix"; do
-	if [ ! -x "$b" ]; then
-		fail all "$b not built"
-		exit 1
-	fi
-done
-if [ ! -c /dev/fuse ]; then
-	skip all "no /dev/fuse"
-	exit 0
-fi
-if [ "$(id -u)" != 0 ] && ! command -v fusermount3 >/dev/null 2>&1; then
-	skip all "not root and no fusermount3"
-	exit 0
-fi
+fuse_ready "$fuse" "$mkfs" "$fsck" "$posix"
 
 scratch_dir
 # the mount point where another user can reach it (posix/user)

@@ -2,6 +2,27 @@
 # fuse_workloads.sh).  The caller sets fuse (the binary), mnt (the mount
 # point) and log (the daemon's log); start and stop keep dpid.
 #
+# fuse_ready BINARY...: every binary built (else FAIL all, exit 1) and
+# FUSE usable here (else SKIP all, exit 0: no /dev/fuse, or not root and
+# no fusermount3).
+fuse_ready() {
+	for _b in "$@"; do
+		if [ ! -x "$_b" ]; then
+			fail all "$_b not built"
+			exit 1
+		fi
+	done
+	if [ ! -c /dev/fuse ]; then
+		skip all "no /dev/fuse"
+		exit 0
+	fi
+	if [ "$(id -u)" != 0 ] && ! command -v fusermount3 >/dev/null 2>&1
+	then
+		skip all "not root and no fusermount3"
+		exit 0
+	fi
+}
+
 # mounted DIR: a tux3fuse mount is on DIR.
 mounted() { grep -q " $1 .* - fuse.tux3 " /proc/self/mountinfo; }
 
