@@ -126,6 +126,19 @@ done
 echo "(ratios are relative to mkfs.tux3, and to fsck.tux3 for the checks: above 1"
 echo " means the tux3 tool is faster, leaner or smaller)"
 
+# snapshot_tree DIR N: the tree the snapshot figures use, N empty files
+# in directories of 100, and /big, 1 MiB of random data.
+snapshot_tree() {
+	mkdir -p "$1/d"
+	i=0
+	while [ $i -lt $(($2 / 100)) ]; do
+		mkdir "$1/d/$i"
+		(cd "$1/d/$i" && seq 1 100 | xargs touch)
+		i=$((i + 1))
+	done
+	head -c 1048576 /dev/urandom > "$1/big"
+}
+
 # btrfs beside it: the same tree in a subvolume of a loop-mounted image,
 # a read-only snapshot, then one 4 KiB block of /big rewritten twice,
 # each followed by sync; the loop device's written sectors (its sysfs
@@ -143,14 +156,8 @@ btrfs_snapshot_cost() {
 		return 0
 	fi
 	bimg=$work/bt.img bmnt=$work/btmnt t=$work/bt$n
-	mkdir -p "$t/d" "$bmnt"
-	i=0
-	while [ $i -lt $((n / 100)) ]; do
-		mkdir "$t/d/$i"
-		(cd "$t/d/$i" && seq 1 100 | xargs touch)
-		i=$((i + 1))
-	done
-	head -c 1048576 /dev/urandom > "$t/big"
+	mkdir -p "$bmnt"
+	snapshot_tree "$t" "$n"
 	rm -f "$bimg"
 	truncate -s 512m "$bimg"
 	if ! mkfs.btrfs -q -f "$bimg" >/dev/null 2>&1 ||
@@ -197,14 +204,7 @@ if [ -x "$vbench" ]; then
 	echo "== versions: snapshot create and a one-block change, by volume size"
 	for n in 1000 10000 40000; do
 		t=$work/vt$n
-		mkdir -p "$t/d"
-		i=0
-		while [ $i -lt $((n / 100)) ]; do
-			mkdir "$t/d/$i"
-			(cd "$t/d/$i" && seq 1 100 | xargs touch)
-			i=$((i + 1))
-		done
-		head -c 1048576 /dev/urandom > "$t/big"
+		snapshot_tree "$t" "$n"
 		rm -f "$work/v.img"
 		truncate -s 512m "$work/v.img"
 		"$mkfs_tux3" -q -d "$t" "$work/v.img" 512m || continue
