@@ -99,6 +99,7 @@ fail:
 
 void dev_close(struct device *dev)
 {
+	dev_cache_disable(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);	/* drops the lock */
 	dev->fd = -1;
@@ -108,7 +109,11 @@ void dev_close(struct device *dev)
 
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 {
+	if (dev->cache && dev_cache_read(dev, buf, len, off))
+		return 0;
 	uint8_t *p = buf;
+	const uint64_t off0 = off;
+	const size_t len0 = len;
 	while (len) {
 		ssize_t n = pread(dev->fd, p, len, (off_t)off);
 		if (n < 0) {
@@ -122,6 +127,8 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 		len -= (size_t)n;
 		off += (uint64_t)n;
 	}
+	if (dev->cache)
+		dev_cache_fill(dev, buf, len0, off0);
 	return 0;
 }
 
@@ -139,14 +146,22 @@ int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			int e = errno;
+			if (dev->cache)	/* the device may hold either */
+				dev_cache_write(dev, NULL, len0, off0);
+			return -e;
 		}
-		if (n == 0)
+		if (n == 0) {
+			if (dev->cache)
+				dev_cache_write(dev, NULL, len0, off0);
 			return -EIO;
+		}
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
 	}
+	if (dev->cache)
+		dev_cache_write(dev, buf, len0, off0);
 	if (dev->rec)	/* what reached the device, as it was issued */
 		rec_write(dev->rec, off0, buf, len0, false);
 	return 0;

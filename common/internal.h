@@ -64,6 +64,7 @@ struct device {
 	bool blockdev;
 	uint64_t size;		/* bytes */
 	char *path;
+	struct dev_cache *cache;	/* devcache.c; NULL: reads go to disk */
 };
 int dev_open(struct device *dev, const char *path, bool write, char *err,
 	     size_t errlen);
@@ -71,6 +72,18 @@ void dev_close(struct device *dev);
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
 int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off);
 int dev_flush(struct device *dev);
+/* The block cache (devcache.c): nslot blocks of 1 << blockbits bytes, 0
+ * to disable.  dev_pread/dev_pwrite keep it coherent (dev_cache_write
+ * with buf NULL drops the blocks a write touched). */
+int dev_cache_enable(struct device *dev, unsigned blockbits, uint32_t nslot);
+void dev_cache_disable(struct device *dev);
+bool dev_cache_read(struct device *dev, void *buf, size_t len, uint64_t off);
+void dev_cache_fill(struct device *dev, const void *buf, size_t len,
+		    uint64_t off);
+void dev_cache_write(struct device *dev, const void *buf, size_t len,
+		     uint64_t off);
+void dev_cache_stats(const struct device *dev, uint64_t *hits,
+		     uint64_t *misses);
 /* A mark from the library in the recorded trace (no cost unrecorded). */
 static inline void dev_mark(struct device *dev, unsigned mark)
 {

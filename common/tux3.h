@@ -97,6 +97,13 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 void tux3_close(struct tux3_volume *vol);
 /* Commit what is pending, then close. */
 int tux3_umount(struct tux3_volume *vol);
+/* Keep up to bytes of recently read blocks in memory (0: none, the
+ * default), for a long-lived user such as tux3fuse.  Write-through: the
+ * device never differs from it. */
+int tux3_set_cache(struct tux3_volume *vol, size_t bytes);
+/* Reads of one block the cache answered, and those it did not. */
+void tux3_cache_stats(const struct tux3_volume *vol, uint64_t *hits,
+		      uint64_t *misses);
 /* Use this time (ns since the epoch) for every timestamp written, e.g.
  * from SOURCE_DATE_EPOCH, instead of the clock. */
 void tux3_set_time(struct tux3_volume *vol, int64_t ns);

@@ -419,6 +419,20 @@ void tux3_set_time(struct tux3_volume *vol, int64_t ns)
 	vol->time_fixed = true;
 }
 
+int tux3_set_cache(struct tux3_volume *vol, size_t bytes)
+{
+	size_t n = bytes >> vol->blockbits;
+	if (n > UINT32_MAX - 1)
+		n = UINT32_MAX - 1;
+	return dev_cache_enable(&vol->dev, vol->blockbits, (uint32_t)n);
+}
+
+void tux3_cache_stats(const struct tux3_volume *vol, uint64_t *hits,
+		      uint64_t *misses)
+{
+	dev_cache_stats(&vol->dev, hits, misses);
+}
+
 void tux3_close(struct tux3_volume *vol)
 {
 	if (!vol)

@@ -22,6 +22,8 @@
 struct options {
 	char *snapshot;
 	unsigned commit;
+	unsigned spin;			/* us */
+	unsigned cache;			/* MiB */
 	int ro, allow_other, default_permissions;
 	int help, version;
 	char *device;
@@ -36,6 +38,8 @@ enum {
 static const struct fuse_opt t3_opts[] = {
 	{ "snapshot=%s", offsetof(struct options, snapshot), 0 },
 	{ "commit=%u", offsetof(struct options, commit), 0 },
+	{ "spin=%u", offsetof(struct options, spin), 0 },
+	{ "cache=%u", offsetof(struct options, cache), 0 },
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
@@ -99,6 +103,13 @@ static void usage(FILE *f)
 		"seconds\n"
 		"                           (default 5, 0: only on fsync, by "
 		"size and at unmount)\n"
+		"    -o spin=USECS          poll the FUSE device for USECS after a "
+		"request\n"
+		"                           before sleeping (default 1000, 0: "
+		"off)\n"
+		"    -o cache=MIB           keep up to MIB of volume blocks in "
+		"memory\n"
+		"                           (default 32, 0: none)\n"
 		"    -o allow_other         other users may use the mount "
 		"(implies\n"
 		"                           default_permissions)\n"
@@ -134,6 +145,14 @@ static int open_volume(struct t3f *fs, const struct options *o)
 		fprintf(stderr, "tux3fuse: %s: %s\n", fs->device, err);
 		return r;
 	}
+	r = tux3_set_cache(fs->vol, (size_t)o->cache << 20);
+	if (r) {
+		fprintf(stderr, "tux3fuse: %s: cannot keep a cache of %u MiB: "
+			"%s\n", fs->device, o->cache, strerror(-r));
+		tux3_close(fs->vol);
+		fs->vol = NULL;
+		return r;
+	}
 	for (unsigned i = 0; i < tux3_warning_count(fs->vol); i++)
 		fprintf(stderr, "tux3fuse: %s: warning: %s\n", fs->device,
 			tux3_warning(fs->vol, i));
@@ -160,7 +179,7 @@ static int open_volume(struct t3f *fs, const struct options *o)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct options o = { .commit = 5 };
+	struct options o = { .commit = 5, .spin = 1000, .cache = 32 };
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct fuse_session *se = NULL;
 	struct t3f fs = { .timeout = 1.0 };
@@ -211,6 +230,12 @@ int main(int argc, char *argv[])
 		usage(stderr);
 		goto out_cmd;
 	}
+	if (cmd.clone_fd) {
+		/* serve.c reads one device descriptor, shared by its
+		 * threads */
+		fprintf(stderr, "tux3fuse: clone_fd is not supported\n");
+		goto out_cmd;
+	}
 
 	fs.device = o.device;
 	fs.snapshot = o.snapshot;
@@ -227,6 +252,7 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &t3f_ops, sizeof(t3f_ops), &fs);
 	if (!se)
 		goto out_vol;
+	fs.se = se;
 	if (fuse_set_signal_handlers(se))
 		goto out_session;
 	if (fuse_session_mount(se, cmd.mountpoint))
@@ -235,23 +261,12 @@ int main(int argc, char *argv[])
 		openlog("tux3fuse", LOG_PID, LOG_DAEMON);
 	fuse_daemonize(cmd.foreground);
 
-	if (cmd.singlethread) {
-		ret = fuse_session_loop(se);
-	} else {
-		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-		if (!cfg) {
-			t3f_log(&fs, "out of memory");
-			ret = 1;
-		} else {
-			fuse_loop_cfg_set_clone_fd(cfg, (unsigned)cmd.clone_fd);
-			if (cmd.max_idle_threads != UINT_MAX)
-				fuse_loop_cfg_set_idle_threads(
-					cfg, cmd.max_idle_threads);
-			fuse_loop_cfg_set_max_threads(cfg, cmd.max_threads);
-			ret = fuse_session_loop_mt(se, cfg);
-			fuse_loop_cfg_destroy(cfg);
-		}
-	}
+	ret = t3f_serve(se, cmd.singlethread ? 1 : cmd.max_threads,
+			cmd.max_idle_threads == UINT_MAX ? 10
+							 : cmd.max_idle_threads,
+			o.spin);
+	if (ret < 0)
+		t3f_log(&fs, "reading the FUSE device: %s", strerror(-ret));
 	/* a signal ends the loop with its number: a clean exit all the same */
 	ret = ret < 0 ? 1 : 0;
 	fuse_session_unmount(se);

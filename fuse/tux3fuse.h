@@ -5,12 +5,14 @@
  *   fuse_ops.c      the low-level operations
  *   inode_table.c   the kernel's lookup counts (ino -> nlookup)
  *   commit_timer.c  the periodic commit of a dirty delta
+ *   serve.c         the request loop: threads, and polling the device
+ *   acl.c           POSIX ACLs that are only a mode
  *
  * Locking: libtux3 is not thread-safe (one volume handle carries all its
  * state), so every library call, and every access to the inode table and
  * the dirty state, happens under the one mutex of the mount, t3f.lock.
- * libfuse's multi-threaded loop then runs requests in parallel only
- * around the library: decoding, copying, replying to the kernel.
+ * The request loop (serve.c) then overlaps with the library only what
+ * runs outside it: fsync's wait for the disk, large copies, replies.
  */
 #ifndef TUX3FUSE_H
 #define TUX3FUSE_H
@@ -62,6 +64,7 @@ void itab_each(struct itable *t, void (*fn)(void *ctx, struct ientry *e),
 /* ---- the mount ---- */
 struct t3f {
 	struct tux3_volume *vol;
+	struct fuse_session *se;	/* for notifications to the kernel */
 	pthread_mutex_t lock;		/* guards vol, itab, dirty state */
 	struct itable itab;
 	bool readonly;
@@ -89,6 +92,16 @@ int t3f_shutdown(struct t3f *fs);
 /* Message to stderr, and to syslog when running as a daemon. */
 void t3f_log(struct t3f *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* acl.c: whether an ACL xattr value holds the three base entries only;
+ * then *perm is the permission bits (0777) it means. */
+bool t3f_acl_is_mode(const void *value, size_t size, uint32_t *perm);
+
+/* serve.c: run the session until unmount or a signal, with up to
+ * max_threads threads (max_idle of them kept waiting), polling the device
+ * for spin_us after each request.  0 or a negative errno. */
+int t3f_serve(struct fuse_session *se, unsigned max_threads,
+	      unsigned max_idle, unsigned spin_us);
 
 /* commit_timer.c (called with fs->lock held, except start/stop) */
 void t3f_mark_dirty(struct t3f *fs);

@@ -14,7 +14,8 @@
 #                       truncate, st_blocks of a sparse file, mknod, rmdir of
 #                       a non-empty directory, large directories through
 #                       readdir, xattrs (setfattr/getfattr, XATTR_CREATE and
-#                       XATTR_REPLACE), chmod/chown/utimes, an unlinked open
+#                       XATTR_REPLACE), an ACL of base entries stored as
+#                       the mode, chmod/chown/utimes, an unlinked open
 #                       file keeping its space until the last close,
 #                       allow_other with default_permissions (modes hold
 #                       for another user), fsck clean
@@ -23,6 +24,10 @@
 #                       clean, the file there)
 #   fuse/sigterm/...    SIGTERM ends the daemon (-s: the single-threaded
 #                       loop) with status 0, unmounted and committed
+#   fuse/loop/...       spin=0,cache=0 and cache=1 (smaller than the tree)
+#                       mounts copy and read back /usr/include/linux;
+#                       SIGTERM on the default loop exits 0, committed;
+#                       clone_fd refused
 #   fuse/commit/...     commit=1 commits by itself (a SIGKILL later keeps
 #                       the file), fsync commits, commit=0 without fsync
 #                       loses an uncommitted file at a SIGKILL, and replay
@@ -327,6 +332,36 @@ EOF
 		fail ns/unlinked-open "free blocks $free0, written $free1,\
  unlinked $free2, closed $free3; read $n3 bytes"
 	fi
+	# an access ACL of the base entries only is the mode (as on ext4):
+	# no xattr stays; one with a named user is kept as it was given
+	touch "$m/acl"
+	chmod 600 "$m/acl"
+	result ns/acl-as-mode test "$(python3 - "$m/acl" <<'EOF' 2>&1
+import errno, os, struct, sys
+p = sys.argv[1]
+def acl(*ents):
+    return struct.pack("<I", 2) + b"".join(
+        struct.pack("<HHI", tag, perm, uid) for tag, perm, uid in ents)
+ANY = 0xffffffff
+os.setxattr(p, "system.posix_acl_access",
+            acl((1, 7, ANY), (4, 5, ANY), (0x20, 4, ANY)))
+out = [oct(os.stat(p).st_mode & 0o7777), str(os.listxattr(p))]
+try:
+    os.getxattr(p, "system.posix_acl_access")
+    out.append("stored")
+except OSError as e:
+    out.append(errno.errorcode[e.errno])
+named = acl((1, 6, ANY), (2, 4, 65534), (4, 4, ANY), (0x10, 4, ANY),
+            (0x20, 0, ANY))
+os.setxattr(p, "system.posix_acl_access", named)
+out.append(str(os.getxattr(p, "system.posix_acl_access") == named))
+os.setxattr(p, "system.posix_acl_access",
+            acl((1, 6, ANY), (4, 0, ANY), (0x20, 0, ANY)))
+out.append(oct(os.stat(p).st_mode & 0o7777))
+out.append(str(os.listxattr(p)))
+print(" ".join(out))
+EOF
+)" = "0o754 [] ENODATA True 0o600 []"
 	if command -v setpriv >/dev/null 2>&1; then
 		echo secret > "$m/secret" && chmod 600 "$m/secret"
 		echo open > "$m/open" && chmod 644 "$m/open"
@@ -385,6 +420,40 @@ if start "$img" -s -o commit=0; then	# (the single-threaded loop)
 		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = term
 else
 	fail sigterm/mount "$(tail -1 "$log")"
+fi
+rm -f "$img"
+
+# ---- the request loop: its options, and SIGTERM on the default loop ----
+img=$work/l.img
+"$mkfs" -q "$img" 64m
+if start "$img" -o spin=0,cache=0,max_threads=2; then
+	cp -a /usr/include/linux "$mnt/" 2>/dev/null
+	result loop/no-spin-no-cache diff -r /usr/include/linux "$mnt/linux"
+	result loop/stop stop
+	check loop/fsck "$img"
+else
+	fail loop/mount "$(tail -1 "$log")"
+fi
+if start "$img" -o cache=1; then	# a cache far smaller than the tree
+	result loop/small-cache diff -r /usr/include/linux "$mnt/linux"
+	kill -TERM "$dpid"
+	rc=0
+	wait_daemon "$dpid" || rc=$?
+	dpid=
+	result loop/sigterm-exit test $rc = 0
+	result loop/sigterm-unmounted wait_free "$img"
+	mounted "$mnt" && unmount_retry "$mnt" "$log"
+	check loop/sigterm-fsck "$img"
+else
+	fail loop/small-cache "$(tail -1 "$log")"
+fi
+# clone_fd is refused (one device descriptor serves every thread)
+if "$fuse" -f -o clone_fd "$img" "$mnt" > "$work/clone.out" 2>&1; then
+	fail loop/clone-fd-refused "it mounted"
+	mounted "$mnt" && unmount_retry "$mnt" "$log"
+else
+	result loop/clone-fd-refused grep -q "clone_fd is not supported" \
+		"$work/clone.out"
 fi
 rm -f "$img"
 
