@@ -108,6 +108,9 @@ $(1)/tests/vfsfuzz: tests/vfsfuzz.c common/*.h $(1)/libtux3.a
 $(1)/tests/fuse_posix: tests/fuse_posix.c | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$<
+$(1)/tests/fuse_roundtrip: tests/fuse_roundtrip.c | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$<
 $(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
@@ -118,6 +121,7 @@ $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(if $$(wildcard tests/vfsfuzz.c),$(1)/tests/vfsfuzz) \
 	$$(if $$(wildcard tests/vbench.c),$(1)/tests/vbench) \
 	$$(if $$(wildcard tests/fuse_posix.c),$(1)/tests/fuse_posix) \
+	$$(if $$(wildcard tests/fuse_roundtrip.c),$(1)/tests/fuse_roundtrip) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
 	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
 	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \

@@ -293,5 +293,50 @@ fuse_bench() {
 	done
 	echo "(goal: tux3fuse within 2x of ext4 on a loop device; the reference"
 	echo " libfuse 2 tux3fuse took about 5-10x)"
+	fuse_round_trips
+}
+
+# What the copy costs in FUSE requests, and what one request costs: the
+# requests of the same copy by opcode (tux3fuse -d), and the time of one
+# round trip (getxattr of a missing name, answered at once) into a
+# tux3fuse mount with and without polling, against ext4.
+fuse_round_trips() {
+	rt="$top/$build/tests/fuse_roundtrip"
+	[ -x "$rt" ] || return 0
+	img=$work/f.img
+	rm -f "$img"
+	"$mkfs_tux3" -q "$img" "$fsize" || return 0
+	"$fuse" -d "$img" "$fmnt" 2> "$work/requests.log" &
+	dpid=$!
+	i=0
+	until grep -q " $fmnt " /proc/self/mountinfo || [ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	cp -a "$src" "$fmnt/" && sync
+	umount "$fmnt"
+	wait "$dpid"
+	echo
+	echo "== the copy's FUSE requests (tux3fuse -d), by opcode"
+	grep -o "opcode: [A-Z_]*" "$work/requests.log" | sort | uniq -c |
+		sort -rn | awk '{ n += $1; printf "  %-12s %7d\n", $3, $1 }
+			END { printf "  %-12s %7d\n", "total", n }'
+	echo "== one FUSE round trip (getxattr of a missing name, 50000 times)"
+	for opt in "" "-o spin=0"; do
+		rm -f "$img"
+		"$mkfs_tux3" -q "$img" 64m && "$fuse" $opt "$img" "$fmnt" ||
+			continue
+		touch "$fmnt/f"
+		printf '  tux3fuse %-10s %s\n' "${opt:-(default)}" \
+			"$("$rt" "$fmnt/f" 50000)"
+		umount "$fmnt"
+		flock -x "$img" true
+	done
+	rm -f "$img"
+	truncate -s 64m "$img" && mkfs.ext4 -q -F "$img" >/dev/null 2>&1 &&
+	mount -o loop "$img" "$fmnt" && touch "$fmnt/f" &&
+	printf '  %-19s %s\n' "ext4" "$("$rt" "$fmnt/f" 50000)"
+	umount "$fmnt" 2>/dev/null
+	rm -f "$img"
 }
 fuse_bench
