@@ -328,10 +328,18 @@ static int new_inode(struct tux3_volume *vol, const struct inode *dir,
 	return 0;
 }
 
+/*
+ * A new inode named dir/name; a symlink's target (data, dlen bytes) is
+ * written into it before it gets the name.  The name comes last because
+ * the directory's block is the one allocation that may fail with ENOSPC
+ * (data blocks are not privileged): a failure there takes the stored
+ * inode back, so no inode is left without a name.
+ */
 static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
 			const char *name, size_t len, uint32_t mode,
 			uint32_t uid, uint32_t gid, unsigned major,
-			unsigned minor, tux3_ino_t *ino, bool known_new)
+			unsigned minor, const void *data, size_t dlen,
+			tux3_ino_t *ino, bool known_new)
 {
 	struct inode dir, inode;
 	struct find_ctx f;
@@ -358,10 +366,21 @@ static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
 	uint64_t rdev = (uint64_t)major << 20 | minor;
 	if ((err = new_inode(vol, &dir, mode, uid, gid, rdev, &inode)))
 		goto out;
-	if ((err = inode_store(vol, &inode)) ||
-	    (err = dir_add_at(vol, &dir, name, (unsigned)len, inode.inum,
-			      dirent_type(mode), known_new)))
+	if ((err = inode_store(vol, &inode))) {
+		vol->super.usedinodes--;	/* counted by inum_alloc */
 		goto out2;
+	}
+	if (data && !(err = inode_write_data(vol, &inode, data, dlen, 0,
+					     false)))
+		err = inode_store(vol, &inode);
+	if (!err)
+		err = dir_add_at(vol, &dir, name, (unsigned)len, inode.inum,
+				 dirent_type(mode), known_new);
+	if (err) {
+		/* the first error is the one to report */
+		inode_destroy(vol, &inode);
+		goto out2;
+	}
 	if (S_ISDIR(mode))
 		dir.nlink++;
 	dir.mtime = dir.ctime = inode.ctime;
@@ -380,7 +399,7 @@ int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 	       unsigned major, unsigned minor, tux3_ino_t *ino)
 {
 	return mknod_common(vol, dir, name, len, mode, uid, gid, major, minor,
-			    ino, false);
+			    NULL, 0, ino, false);
 }
 
 int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
@@ -388,7 +407,7 @@ int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		   unsigned major, unsigned minor, tux3_ino_t *ino)
 {
 	return mknod_common(vol, dir, name, len, mode, uid, gid, major, minor,
-			    ino, true);
+			    NULL, 0, ino, true);
 }
 
 int tux3_create(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
@@ -414,26 +433,13 @@ static int symlink_common(struct tux3_volume *vol, tux3_ino_t dir,
 			  bool known_new)
 {
 	size_t tlen = strlen(target);
-	tux3_ino_t new;
-	struct inode inode;
 
 	if (!tlen)
 		return -ENOENT;
 	if (tlen > 4095)
 		return -ENAMETOOLONG;
-	int err = mknod_common(vol, dir, name, len, S_IFLNK | 0777, uid, gid,
-			       0, 0, &new, known_new);
-	if (err)
-		return err;
-	if ((err = inode_load(vol, new, &inode)))
-		return err;
-	err = inode_write_data(vol, &inode, target, tlen + 1, 0, false);
-	if (!err)
-		err = inode_store(vol, &inode);
-	inode_free(&inode);
-	if (!err && ino)
-		*ino = new;
-	return err;
+	return mknod_common(vol, dir, name, len, S_IFLNK | 0777, uid, gid, 0,
+			    0, target, tlen + 1, ino, known_new);
 }
 
 int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
@@ -482,11 +488,14 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 	}
 	if ((err = vinode_room(vol, ino)) || (err = vinode_room(vol, dirino)))
 		goto out;
+	/* the entry first: its block may run out of space, and then
+	 * nothing has changed */
+	if ((err = dir_add(vol, &dir, name, (unsigned)len, ino,
+			   dirent_type(inode.mode))))
+		goto out;
 	inode.nlink++;
 	inode.ctime = vol_now(vol);
-	if ((err = inode_store(vol, &inode)) ||
-	    (err = dir_add(vol, &dir, name, (unsigned)len, ino,
-			   dirent_type(inode.mode))))
+	if ((err = inode_store(vol, &inode)))
 		goto out;
 	dir.mtime = dir.ctime = inode.ctime;
 	err = inode_store(vol, &dir);

@@ -156,9 +156,10 @@ rm -f "$img"
 
 # ---- several writers at once through the multi-threaded loop ----
 img=$work/par.img
-"$mkfs" -q "$img" 512m
 n=4 mb=8
 [ "$full" = 1 ] && n=8 mb=64
+# the writers' data and two copies of /usr/include/linux, with room
+"$mkfs" -q "$img" $((n * mb + 256))m
 mkdir -p "$work/src"
 i=0
 while [ $i -lt $n ]; do

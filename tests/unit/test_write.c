@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "fixtures.h"
 #include "tux3_walk.h"
+#include "tux3_fsck.h"
 
 #define MAXNODES 64
 #define MAXDATA (96 * 1024)
@@ -633,6 +634,56 @@ TEST(short_write_when_full)
 	CHECK_EQ(tux3_sync(vol), 0);
 	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
 	tux3_close(vol);
+}
+
+static int print_problem(void *ctx, const struct tux3_fsck_problem *p)
+{
+	(void)ctx;
+	fprintf(stderr, "fsck: %s\n", p->text);
+	return 0;
+}
+
+/* A create, mkdir, symlink or link that runs out of space for the
+ * directory's new block changes nothing: no inode is left without a
+ * name, no link count is raised, the inode count stays, and fsck finds
+ * nothing. */
+TEST(namespace_change_when_full_is_whole_or_nothing)
+{
+	const char *path = make_volume(12, 4 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	static uint8_t buf[8 << 20];
+	tux3_ino_t d, f, x;
+	CHECK_EQ(tux3_mkdir(vol, TUX3_ROOT_INO, "d", 1, 0755, 0, 0, &d), 0);
+	CHECK_EQ(tux3_create(vol, d, "f", 1, 0644, 0, 0, &f), 0);
+	/* committed: the directory's block is rewritten elsewhere */
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "big", 3, 0644, 0, 0, &x), 0);
+	CHECK(tux3_write(vol, x, buf, sizeof(buf), 0) > 0);
+	tux3_clear_error(vol);
+	struct tux3_statfs before, after;
+	struct tux3_stat fst;
+	CHECK_EQ(tux3_statfs(vol, &before), 0);
+	CHECK_EQ(tux3_create(vol, d, "g", 1, 0644, 0, 0, &x), -ENOSPC);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_mkdir(vol, d, "s", 1, 0755, 0, 0, &x), -ENOSPC);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_symlink(vol, d, "l", 1, "target", 0, 0, &x), -ENOSPC);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_link(vol, f, d, "h", 1), -ENOSPC);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_statfs(vol, &after), 0);
+	CHECK_EQ(after.ffree, before.ffree);
+	CHECK_EQ(tux3_stat(vol, f, &fst), 0);
+	CHECK_EQ(fst.nlink, 1);
+	CHECK_EQ(tux3_lookup(vol, d, "g", 1, &x), -ENOENT);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_umount(vol), 0);
+	struct tux3_fsck_result res;
+	static const struct tux3_fsck_ops ops = { .problem = print_problem };
+	char msg[256];
+	CHECK_EQ(tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
+			       sizeof(msg)), 0);
+	CHECK_EQ(res.found, 0);
 }
 
 /* A file whose map is a deep tree (one extent per block, two files
