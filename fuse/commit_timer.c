@@ -6,6 +6,8 @@
  * so that at most that much work is lost by a crash or a SIGKILL.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include "tux3fuse.h"
 
@@ -24,6 +26,16 @@ void t3f_mark_dirty(struct t3f *fs)
 	}
 }
 
+const char *t3f_error_text(struct t3f *fs, int err, char *buf, size_t len)
+{
+	/* the library's record names the block; a path that returned an
+	 * errno without one still has its errno told */
+	if (tux3_last_error(fs->vol)->err)
+		return tux3_error_text(fs->vol, buf, len);
+	snprintf(buf, len, "%s", strerror(-err));
+	return buf;
+}
+
 int t3f_commit(struct t3f *fs)
 {
 	if (fs->readonly || !fs->vol)
@@ -32,7 +44,7 @@ int t3f_commit(struct t3f *fs)
 	if (err) {
 		char buf[512];
 		t3f_log(fs, "commit failed: %s",
-			tux3_error_text(fs->vol, buf, sizeof(buf)));
+			t3f_error_text(fs, err, buf, sizeof(buf)));
 		tux3_clear_error(fs->vol);
 	} else {
 		fs->dirty = false;

@@ -256,18 +256,18 @@ int t3f_shutdown(struct t3f *fs)
 					if (r)
 						lib_err(fs, r, "release");
 				}
-		if (fs->readonly) {
-			tux3_close(fs->vol);
-		} else {
-			err = tux3_umount(fs->vol);
+		if (!fs->readonly) {
+			/* committed with the volume still open, so that a
+			 * failure can still be told (tux3_umount closes) */
+			err = tux3_sync(fs->vol);
 			if (err) {
 				char buf[512];
 				t3f_log(fs, "final commit failed: %s",
-					tux3_error_text(fs->vol, buf,
-							sizeof(buf)));
-				tux3_close(fs->vol);
+					t3f_error_text(fs, err, buf,
+						       sizeof(buf)));
 			}
 		}
+		tux3_close(fs->vol);
 		fs->vol = NULL;
 	}
 	fs->closed = true;

@@ -105,6 +105,8 @@ int t3f_serve(struct fuse_session *se, unsigned max_threads,
 
 /* commit_timer.c (called with fs->lock held, except start/stop) */
 void t3f_mark_dirty(struct t3f *fs);
+/* What went wrong: the library's error record, else strerror(-err). */
+const char *t3f_error_text(struct t3f *fs, int err, char *buf, size_t len);
 int t3f_commit(struct t3f *fs);
 int t3f_timer_start(struct t3f *fs);
 void t3f_timer_stop(struct t3f *fs);
