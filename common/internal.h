@@ -352,6 +352,8 @@ int inode_store(struct tux3_volume *vol, struct inode *inode);
 int inode_delete(struct tux3_volume *vol, uint64_t inum);
 int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum);
 /* namei_write.c */
+/* Writable, and the delta committed first if it is full (namei_write.c). */
+int change_begin(struct tux3_volume *vol);
 int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 		     const void *buf, size_t len, uint64_t pos, bool privileged);
 int inode_truncate(struct tux3_volume *vol, struct inode *inode,

@@ -38,6 +38,12 @@ static int begin_change(struct tux3_volume *vol, const char *name,
 	return err;
 }
 
+/* The start of a change that names nothing (fallocate.c). */
+int change_begin(struct tux3_volume *vol)
+{
+	return begin_change(vol, NULL, 0);
+}
+
 /* ---- file data ---- */
 
 static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,

@@ -434,6 +434,17 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
 		   size_t len, uint64_t pos);
 int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size);
+/* fallocate(2) of a regular file (fallocate.c).  0: every block of
+ * [off, off+len) allocated (holes written with zeroes: the format has no
+ * unwritten extents) and the size raised to off+len if below it.
+ * KEEP_SIZE: the same without the size change, within the size's blocks
+ * only (-EOPNOTSUPP beyond).  PUNCH_HOLE|KEEP_SIZE: the range reads as
+ * zeroes and its whole blocks are freed.  -EOPNOTSUPP on a versioned
+ * volume.  A preallocation that runs out of space keeps what it did. */
+#define TUX3_FALLOC_KEEP_SIZE 1
+#define TUX3_FALLOC_PUNCH_HOLE 2
+int tux3_fallocate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t off,
+		   uint64_t len, unsigned flags);
 
 /* Open handles: an inode whose last link goes while it is open becomes
  * an orphan (logged); its space is released by the last release. */

@@ -735,6 +735,39 @@ static void t3_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+/* fallocate: preallocation (mode 0, KEEP_SIZE within the size) and
+ * PUNCH_HOLE|KEEP_SIZE; other modes are EOPNOTSUPP (tux3_fallocate). */
+static void t3_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			 off_t offset, off_t length, struct fuse_file_info *fi)
+{
+	struct t3f *fs = FS(req);
+	unsigned flags = 0;
+	(void)fi;
+	if (!may_change(req, fs, NULL))
+		return;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (offset < 0 || length <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (mode & FALLOC_FL_KEEP_SIZE)
+		flags |= TUX3_FALLOC_KEEP_SIZE;
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		flags |= TUX3_FALLOC_PUNCH_HOLE;
+	lock(fs);
+	int err = tux3_fallocate(fs->vol, tino(ino), (uint64_t)offset,
+				 (uint64_t)length, flags);
+	if (!err)
+		t3f_mark_dirty(fs);
+	else
+		err = lib_err(fs, err, "fallocate");
+	unlock(fs);
+	fuse_reply_err(req, err);
+}
+
 /* fsync and fsyncdir: commit the open delta (everything, not only ino) */
 static void t3_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
@@ -1223,6 +1256,7 @@ const struct fuse_lowlevel_ops t3f_ops = {
 	.write = t3_write,
 	.release = t3_release,
 	.fsync = t3_fsync,
+	.fallocate = t3_fallocate,
 	.opendir = t3_opendir,
 	.readdir = t3_readdir,
 	.releasedir = t3_releasedir,

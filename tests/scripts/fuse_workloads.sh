@@ -9,13 +9,14 @@
 #                                each verified while written and again
 #                                after a remount (--verify_only)
 #   fuse_workloads/stress/...    stress-ng's filesystem stressors with
-#                                --verify, namespace and data groups; a
+#                                --verify, namespace and data groups and
+#                                fallocate on a volume of its own; a
 #                                stressor failing (exit status, "fail:")
 #                                fails
 #   fuse_workloads/xfs_io/...    pwrite/pread, overwrites, truncate down
 #                                and up, fsync/fdatasync, sparse files,
-#                                falloc (EOPNOTSUPP accepted: tux3fuse has
-#                                no fallocate); md5 against the same script
+#                                falloc and fpunch (against the host, the
+#                                blocks counted); md5 against the same script
 #                                run on the host's filesystem, again after
 #                                a remount
 #   fuse_workloads/sqlite/...    a database (rows in transactions, indexes,
@@ -219,7 +220,8 @@ stress() {
 	# shellcheck disable=SC2086
 	stress-ng $args --timeout "$stress_s" --verify --temp-path "$mnt" \
 		--hdd-bytes 16m --hdd-write-size 4k --hdd-opts wr-rnd,rd-rnd,fsync \
-		--seek-size 16m --iomix-bytes 16m \
+		--seek-size 16m --iomix-bytes 16m --sync-file-bytes 16m \
+		--fallocate-bytes 128m \
 		--metrics-brief > "$work/stress.out" 2>&1
 	rc=$?
 	for s in "$@"; do
@@ -248,15 +250,15 @@ stress() {
 }
 if ! want stress; then :
 elif command -v stress-ng >/dev/null 2>&1; then
-	# (not applicable to tux3fuse, which has no fallocate, FIEMAP or
-	# copy_file_range: fallocate, fiemap, copy-file, file-ioctl; nor fsize,
-	# whose RLIMIT_FSIZE cases go through fallocate: without it the
-	# kernel's answer depends on whether it has yet learnt that the
-	# driver lacks fallocate, and the stressor fails at random)
+	# (not applicable to tux3fuse, which has no FIEMAP or
+	# copy_file_range: fiemap, copy-file, file-ioctl; nor fsize, whose
+	# RLIMIT_FSIZE cases use fallocate modes tux3fuse answers EOPNOTSUPP,
+	# and the kernel's answer then varies)
 	stress names 256m dir dentry link symlink rename filename mknod \
 		dirdeep dirmany getdent chmod chown utime fstat open xattr \
 		flock lockf
 	stress data 512m hdd seek iomix readahead sync-file io
+	stress falloc 512m fallocate
 else
 	skip stress "stress-ng not installed"
 fi
@@ -299,15 +301,26 @@ elif command -v xfs_io >/dev/null 2>&1; then
 		result xfs_io/far-sparse test ! -s "$work/x.out" -a \
 			"$(stat -c %s "$mnt/far")" = $((1099511627776 + 4096)) -a \
 			"$(stat -c %b "$mnt/far")" -le 16
-		# fallocate: not provided (EOPNOTSUPP) or done
-		out=$(xfs_io -f -c "falloc 0 64k" "$mnt/fa" 2>&1)
-		if [ -z "$out" ]; then
-			result xfs_io/falloc test "$(stat -c %s "$mnt/fa")" = 65536
-		elif printf '%s' "$out" | grep -q "Operation not supported"; then
-			pass "xfs_io/falloc (EOPNOTSUPP: not provided)"
-		else
-			fail xfs_io/falloc "$out"
-		fi
+		# fallocate and punching holes: the content as on the host,
+		# the preallocated blocks there, the punched ones gone
+		falloc_script() {
+			xfs_io -f -c "pwrite -q -S 0x61 0 100k" \
+				-c "falloc 200k 300k" -c "fpunch 5000 30000" \
+				-c "falloc -k 0 64k" -c "fpunch 90000 200k" \
+				-c "pwrite -q -S 0x62 450k 1000" "$1"
+		}
+		falloc_script "$work/fa.host" > "$work/fa.out" 2>&1
+		falloc_script "$mnt/fa" >> "$work/fa.out" 2>&1
+		result xfs_io/falloc test ! -s "$work/fa.out" -a \
+			"$(md5sum < "$mnt/fa")" = "$(md5sum < "$work/fa.host")" \
+			-a "$(stat -c %s "$mnt/fa")" = 512000
+		# 0..4999 and 35000..89999 hold data, 300k..500k are
+		# preallocated: 83 or so blocks of 4 KiB, not 125
+		blocks=$(stat -c %b "$mnt/fa")
+		result xfs_io/falloc-blocks test "$blocks" -ge 480 -a \
+			"$blocks" -le 720
+		out=$(xfs_io -c "falloc -k 0 1m" "$mnt/fa" 2>&1)
+		result xfs_io/falloc-past-size-refused test -n "$out"
 		# fsync of a fresh file, then its directory
 		xfs_io -f -c "pwrite -q 0 10000" -c fsync "$mnt/s" &&
 		xfs_io -c fsync "$mnt"

@@ -643,6 +643,17 @@ static int print_problem(void *ctx, const struct tux3_fsck_problem *p)
 	return 0;
 }
 
+/* fsck's checking engine finds nothing. */
+static void fsck_clean(const char *path)
+{
+	struct tux3_fsck_result res;
+	static const struct tux3_fsck_ops ops = { .problem = print_problem };
+	char msg[256];
+	CHECK_EQ(tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
+			       sizeof(msg)), 0);
+	CHECK_EQ(res.found, 0);
+}
+
 /* A create, mkdir, symlink or link that runs out of space for the
  * directory's new block changes nothing: no inode is left without a
  * name, no link count is raised, the inode count stays, and fsck finds
@@ -678,12 +689,104 @@ TEST(namespace_change_when_full_is_whole_or_nothing)
 	CHECK_EQ(tux3_lookup(vol, d, "g", 1, &x), -ENOENT);
 	tux3_clear_error(vol);
 	CHECK_EQ(tux3_umount(vol), 0);
-	struct tux3_fsck_result res;
-	static const struct tux3_fsck_ops ops = { .problem = print_problem };
-	char msg[256];
-	CHECK_EQ(tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
-			       sizeof(msg)), 0);
-	CHECK_EQ(res.found, 0);
+	fsck_clean(path);
+}
+
+/* Whether bytes [off, off+len) of ino read as model's. */
+static bool reads_as(struct tux3_volume *vol, tux3_ino_t ino,
+		     const uint8_t *model, uint64_t off, size_t len)
+{
+	static uint8_t got[1 << 20];
+	CHECK(len <= sizeof(got));
+	CHECK_EQ(tux3_read(vol, ino, got, len, off), (ssize_t)len);
+	return !memcmp(got, model + off, len);
+}
+
+/* fallocate: holes filled with zeroes and data kept, the size raised
+ * (mode 0) or kept (KEEP_SIZE, only within the size's blocks); punching
+ * zeroes the range and frees its whole blocks, a direct extent's middle
+ * and edges within one block included; every step read back against a
+ * model, fsck clean at the end. */
+TEST(fallocate_and_punch)
+{
+	const char *path = make_volume(12, 64 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	static uint8_t model[1 << 20];
+	tux3_ino_t f;
+	struct tux3_stat st;
+	struct tux3_statfs s0, s1;
+	for (size_t i = 0; i < sizeof(model); i++)
+		model[i] = (uint8_t)(i * 7 + 1);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0644, 0, 0, &f), 0);
+	/* data at 0..12 KiB and 40..48 KiB, a hole between */
+	CHECK_EQ(tux3_write(vol, f, model, 12288, 0), 12288);
+	CHECK_EQ(tux3_write(vol, f, model + 40960, 8192, 40960), 8192);
+	memset(model + 12288, 0, 40960 - 12288);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_statfs(vol, &s0), 0);
+	/* mode 0 past the end: the hole and the new tail allocated */
+	CHECK_EQ(tux3_fallocate(vol, f, 4096, 100000, 0), 0);
+	CHECK_EQ(tux3_stat(vol, f, &st), 0);
+	CHECK_EQ(st.size, 104096);
+	memset(model + 49152, 0, 104096 - 49152);
+	CHECK(reads_as(vol, f, model, 0, 104096));
+	CHECK_EQ(tux3_statfs(vol, &s1), 0);
+	CHECK(s0.bfree - s1.bfree >= (104096 + 4095) / 4096 - 5);
+	/* KEEP_SIZE within the size; beyond it, refused */
+	CHECK_EQ(tux3_fallocate(vol, f, 0, 104096, TUX3_FALLOC_KEEP_SIZE), 0);
+	CHECK_EQ(tux3_fallocate(vol, f, 100000, 10000, TUX3_FALLOC_KEEP_SIZE),
+		 -EOPNOTSUPP);
+	tux3_clear_error(vol);
+	CHECK_EQ(tux3_stat(vol, f, &st), 0);
+	CHECK_EQ(st.size, 104096);
+	/* punch: a partial head and tail, whole blocks between */
+	CHECK_EQ(tux3_write(vol, f, model + 12288, 40960 - 12288, 12288),
+		 40960 - 12288);
+	for (size_t i = 12288; i < 40960; i++)
+		model[i] = (uint8_t)(i * 7 + 1);
+	CHECK_EQ(tux3_write(vol, f, model + 12288, 40960 - 12288, 12288),
+		 40960 - 12288);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_statfs(vol, &s0), 0);
+	CHECK_EQ(tux3_fallocate(vol, f, 5000, 30000,
+				TUX3_FALLOC_PUNCH_HOLE | TUX3_FALLOC_KEEP_SIZE), 0);
+	memset(model + 5000, 0, 30000);
+	CHECK(reads_as(vol, f, model, 0, 104096));
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_statfs(vol, &s1), 0);
+	CHECK(s1.bfree > s0.bfree);	/* 8192..32767: 6 blocks */
+	/* within one block; past the size, nothing */
+	CHECK_EQ(tux3_fallocate(vol, f, 41000, 100,
+				TUX3_FALLOC_PUNCH_HOLE | TUX3_FALLOC_KEEP_SIZE), 0);
+	memset(model + 41000, 0, 100);
+	CHECK_EQ(tux3_fallocate(vol, f, 200000, 4096,
+				TUX3_FALLOC_PUNCH_HOLE | TUX3_FALLOC_KEEP_SIZE), 0);
+	CHECK(reads_as(vol, f, model, 0, 104096));
+	CHECK_EQ(tux3_stat(vol, f, &st), 0);
+	CHECK_EQ(st.size, 104096);
+	/* a punch must keep the size; other modes; bad ranges */
+	CHECK_EQ(tux3_fallocate(vol, f, 0, 10, TUX3_FALLOC_PUNCH_HOLE),
+		 -EOPNOTSUPP);
+	CHECK_EQ(tux3_fallocate(vol, f, 0, 10, 0x10), -EOPNOTSUPP);
+	CHECK_EQ(tux3_fallocate(vol, f, 0, 0, 0), -EINVAL);
+	CHECK_EQ(tux3_fallocate(vol, TUX3_ROOT_INO, 0, 10, 0), -EISDIR);
+	tux3_clear_error(vol);
+	/* a small file in one direct extent, punched in its middle */
+	tux3_ino_t g;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "g", 1, 0644, 0, 0, &g), 0);
+	for (size_t i = 0; i < 16384; i++)
+		model[i] = (uint8_t)(i * 13 + 5);
+	CHECK_EQ(tux3_write(vol, g, model, 16384, 0), 16384);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_fallocate(vol, g, 4096, 8192,
+				TUX3_FALLOC_PUNCH_HOLE | TUX3_FALLOC_KEEP_SIZE), 0);
+	memset(model + 4096, 0, 8192);
+	CHECK(reads_as(vol, g, model, 0, 16384));
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+	vol = reopen(NULL, path, false);
+	CHECK(reads_as(vol, g, model, 0, 16384));
+	tux3_close(vol);
 }
 
 /* A file whose map is a deep tree (one extent per block, two files
