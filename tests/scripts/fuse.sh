@@ -405,18 +405,23 @@ fi
 rm -f "$img"
 
 # ---- SIGTERM: a clean exit that commits ----
-img=$work/s.img
-"$mkfs" -q "$img" 32m
-if start "$img" -s -o commit=0; then	# (the single-threaded loop)
-	echo term > "$mnt/f"
+# sigterm_stop NAME: SIGTERM the daemon of $img; it exits 0, unmounted,
+# and leaves a clean volume
+sigterm_stop() {
 	kill -TERM "$dpid"
 	rc=0
 	wait_daemon "$dpid" || rc=$?
 	dpid=
-	result sigterm/exit test $rc = 0
-	result sigterm/unmounted wait_free "$img"
+	result "$1/exit" test $rc = 0
+	result "$1/unmounted" wait_free "$img"
 	mounted "$mnt" && unmount_retry "$mnt" "$log"
-	check sigterm/fsck "$img"
+	check "$1/fsck" "$img"
+}
+img=$work/s.img
+"$mkfs" -q "$img" 32m
+if start "$img" -s -o commit=0; then	# (the single-threaded loop)
+	echo term > "$mnt/f"
+	sigterm_stop sigterm
 	result sigterm/committed test \
 		"$("$dbg" -R "cat /f" "$img" 2>/dev/null)" = term
 else
@@ -437,14 +442,7 @@ else
 fi
 if start "$img" -o cache=1; then	# a cache far smaller than the tree
 	result loop/small-cache diff -r /usr/include/linux "$mnt/linux"
-	kill -TERM "$dpid"
-	rc=0
-	wait_daemon "$dpid" || rc=$?
-	dpid=
-	result loop/sigterm-exit test $rc = 0
-	result loop/sigterm-unmounted wait_free "$img"
-	mounted "$mnt" && unmount_retry "$mnt" "$log"
-	check loop/sigterm-fsck "$img"
+	sigterm_stop loop/sigterm
 else
 	fail loop/small-cache "$(tail -1 "$log")"
 fi
