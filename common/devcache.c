@@ -23,6 +23,7 @@
 #include "internal.h"
 
 #define NIL UINT32_MAX
+#define MAX_SLOTS (1u << 30)	/* 4 TiB of 4 KiB blocks */
 
 struct dev_cache {
 	unsigned blockbits;
@@ -146,6 +147,8 @@ int dev_cache_enable(struct device *dev, unsigned blockbits, uint32_t nslot)
 		return 0;
 	if (blockbits < 9 || blockbits > 16)
 		return -EINVAL;
+	if (nslot > MAX_SLOTS)
+		return -ENOMEM;	/* and the hash size would overflow */
 	struct dev_cache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

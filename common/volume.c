@@ -423,7 +423,7 @@ int tux3_set_cache(struct tux3_volume *vol, size_t bytes)
 {
 	size_t n = bytes >> vol->blockbits;
 	if (n > UINT32_MAX - 1)
-		n = UINT32_MAX - 1;
+		n = UINT32_MAX - 1;	/* refused as too large below */
 	return dev_cache_enable(&vol->dev, vol->blockbits, (uint32_t)n);
 }
 

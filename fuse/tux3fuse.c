@@ -2,13 +2,13 @@
  * tux3fuse [-o options] DEVICE MOUNTPOINT
  *
  * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
- * options (ro, snapshot=TAG, commit=SECS) are taken out of the command
- * line with fuse_opt_parse; the rest (-f, -d, -s, -o allow_other, ...)
- * go to libfuse.  The volume is opened before the mount, so that a bad
- * device is reported on the terminal, then the process becomes a daemon
- * (unless -f) and runs libfuse's multi-threaded loop (-s: the single-
- * threaded one).  Unmounting, SIGTERM, SIGINT and SIGHUP end the loop;
- * what is pending is then committed (tux3_umount) before the exit.
+ * options (ro, snapshot=TAG, commit=SECS, spin=USECS, cache=MIB) are
+ * taken out of the command line with fuse_opt_parse; the rest (-f, -d,
+ * -s, -o allow_other, ...) go to libfuse.  The volume is opened before
+ * the mount, so that a bad device is reported on the terminal, then the
+ * process becomes a daemon (unless -f) and runs the request loop of
+ * serve.c (-s: one thread).  Unmounting, SIGTERM, SIGINT and SIGHUP end
+ * the loop; what is pending is then committed before the exit.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,11 +1,11 @@
 #!/bin/sh
 # tux3fuse through the kernel:   sh tests/scripts/fuse.sh BUILD
-#   fuse/include/...    cp -a /usr/include in (multi-threaded loop), the
+#   fuse/include/...    cp -a /usr/include in (the default loop), the
 #                       daemon exits 0 at unmount, fsck.tux3 -fn clean, a
 #                       read-only remount diffs identical and refuses writes,
 #                       the image is bit-identical after it (sha256),
 #                       tux3debug rdump diffs identical
-#   fuse/parallel/...   dd writers and cp -a at once (multi-threaded loop),
+#   fuse/parallel/...   dd writers and cp -a at once (several threads),
 #                       every file compared, fsck clean
 #   fuse/ns/...         renames across directories, over a name,
 #                       RENAME_NOREPLACE and RENAME_EXCHANGE (renameat2
@@ -101,21 +101,7 @@ result() {
 }
 
 # ---- can FUSE mount here at all? ----
-img=$work/probe.img
-"$mkfs" -q "$img" 16m || { fail all "mkfs.tux3"; exit 1; }
-if ! start "$img"; then
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
-	wait "$dpid" 2>/dev/null
-	dpid=
-	if grep -qiE "fuse: device not found|failed to open /dev/fuse|\
-fusermount3?: .*(permitted|denied)|mount failed: (Operation not permitted|\
-Permission denied)|fuse: (mount|device) .*unavailable" "$log"; then
-		skip all "FUSE cannot mount here: $(tail -1 "$log")"
-		exit 0
-	fi
-	fail all "tux3fuse did not mount: $(tail -3 "$log" | tr '\n' ' ')"
-	exit 1
-fi
+fuse_probe
 result probe/stop stop
 rm -f "$img"
 
@@ -154,7 +140,7 @@ else
 fi
 rm -f "$img"
 
-# ---- several writers at once through the multi-threaded loop ----
+# ---- several writers at once: 64 KiB writes are handed to other threads ----
 img=$work/par.img
 n=4 mb=8
 [ "$full" = 1 ] && n=8 mb=64
@@ -419,7 +405,7 @@ sigterm_stop() {
 }
 img=$work/s.img
 "$mkfs" -q "$img" 32m
-if start "$img" -s -o commit=0; then	# (the single-threaded loop)
+if start "$img" -s -o commit=0; then	# (one thread)
 	echo term > "$mnt/f"
 	sigterm_stop sigterm
 	result sigterm/committed test \

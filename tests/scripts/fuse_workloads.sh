@@ -1,6 +1,6 @@
 #!/bin/sh
 # Real workloads through tux3fuse:   sh tests/scripts/fuse_workloads.sh BUILD
-# Each on a fresh volume mounted by tux3fuse (the multi-threaded loop),
+# Each on a fresh volume mounted by tux3fuse (the default loop),
 # then unmounted (the daemon must exit 0: waited for through the volume's
 # lock) and checked by fsck.tux3 -fn, which must exit 0.
 #   fuse_workloads/fio/...       fio --verify=crc32c, --ioengine=psync:
@@ -131,21 +131,7 @@ remount() {
 }
 
 # ---- can FUSE mount here at all? ----
-img=$work/probe.img
-"$mkfs" -q "$img" 16m || { fail all "mkfs.tux3"; exit 1; }
-if ! start "$img"; then
-	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
-	wait "$dpid" 2>/dev/null
-	dpid=
-	if grep -qiE "fuse: device not found|failed to open /dev/fuse|\
-fusermount3?: .*(permitted|denied)|mount failed: (Operation not permitted|\
-Permission denied)|fuse: (mount|device) .*unavailable" "$log"; then
-		skip all "FUSE cannot mount here: $(tail -1 "$log")"
-		exit 0
-	fi
-	fail all "tux3fuse did not mount: $(tail -3 "$log" | tr '\n' ' ')"
-	exit 1
-fi
+fuse_probe
 stop
 rm -f "$img"
 

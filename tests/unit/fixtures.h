@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include "harness.h"
 #include "internal.h"
+#include "tux3_fsck.h"
 
 /* ---- in-memory volumes ---- */
 
@@ -107,6 +108,34 @@ static inline uint8_t *read_vol_block(struct tux3_volume *vol, uint64_t block)
 	CHECK(b);
 	CHECK_EQ(vol_read_block(vol, block, b), 0);
 	return b;
+}
+
+/* ---- fsck ---- */
+
+static inline int fsck_show_problem(void *ctx,
+				    const struct tux3_fsck_problem *p)
+{
+	(void)ctx;
+	fprintf(stderr, "fsck: %s\n", p->text);
+	return 0;
+}
+
+/* fsck's checking engine runs on path and finds nothing (what it finds is
+ * printed). */
+static inline void fsck_clean(const char *path)
+{
+	struct tux3_fsck_result res;
+	static const struct tux3_fsck_ops ops = {
+		.problem = fsck_show_problem,
+	};
+	char msg[256];
+	int rc = tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
+			       sizeof(msg));
+	if (rc || res.found)
+		fprintf(stderr, "fsck: rc %d, %u problems: %s\n", rc,
+			(unsigned)res.found, rc ? msg : "");
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(res.found, 0);
 }
 
 /* ---- scratch files ---- */

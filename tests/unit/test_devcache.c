@@ -96,6 +96,21 @@ TEST(evicts_least_recently_used)
 	dev_close(&dev);
 }
 
+/* Sizes the cache cannot take are refused, not looped on or overflowed. */
+TEST(refuses_impossible_sizes)
+{
+	static uint8_t model[NBLOCKS * BS];
+	struct device dev;
+	open_random_device(&dev, model);
+	CHECK_EQ(dev_cache_enable(&dev, BITS, UINT32_MAX - 1), -ENOMEM);
+	CHECK(dev.cache == NULL);
+	CHECK_EQ(dev_cache_enable(&dev, 8, 16), -EINVAL);
+	CHECK_EQ(dev_cache_enable(&dev, BITS, 0), 0);	/* off */
+	CHECK(dev.cache == NULL);
+	CHECK(block_is(&dev, 1, model + BS));
+	dev_close(&dev);
+}
+
 /* A write that fails leaves no cached copy of what it touched: the
  * device may hold the old bytes or part of the new. */
 TEST(failed_write_drops_blocks)

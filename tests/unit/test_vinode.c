@@ -8,7 +8,6 @@
  */
 #include <sys/stat.h>
 #include "fixtures.h"
-#include "tux3_fsck.h"
 #include "tux3_walk.h"
 #include "version.h"
 
@@ -58,28 +57,6 @@ static const char *content(struct tux3_volume *vol, const char *path)
 static void in_version(struct tux3_volume *vol, const char *name)
 {
 	CHECK_EQ(tux3_version_select(vol, name), 0);
-}
-
-static int show_problem(void *ctx, const struct tux3_fsck_problem *p)
-{
-	(void)ctx;
-	fprintf(stderr, "fsck: %s\n", p->text);
-	return 0;
-}
-
-/* fsck's checking engine finds nothing. */
-static void fsck_clean(const char *path)
-{
-	struct tux3_fsck_result res;
-	static const struct tux3_fsck_ops ops = { .problem = show_problem };
-	char msg[256];
-	int rc = tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
-			       sizeof(msg));
-	if (rc || res.found)
-		fprintf(stderr, "fsck: rc %d, %u problems\n", rc,
-			(unsigned)res.found);
-	CHECK_EQ(rc, 0);
-	CHECK_EQ(res.found, 0);
 }
 
 TEST(snapshot_isolates_data_and_names)

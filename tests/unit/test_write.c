@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include "fixtures.h"
 #include "tux3_walk.h"
-#include "tux3_fsck.h"
 
 #define MAXNODES 64
 #define MAXDATA (96 * 1024)
@@ -634,24 +633,6 @@ TEST(short_write_when_full)
 	CHECK_EQ(tux3_sync(vol), 0);
 	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
 	tux3_close(vol);
-}
-
-static int print_problem(void *ctx, const struct tux3_fsck_problem *p)
-{
-	(void)ctx;
-	fprintf(stderr, "fsck: %s\n", p->text);
-	return 0;
-}
-
-/* fsck's checking engine finds nothing. */
-static void fsck_clean(const char *path)
-{
-	struct tux3_fsck_result res;
-	static const struct tux3_fsck_ops ops = { .problem = print_problem };
-	char msg[256];
-	CHECK_EQ(tux3_fsck_run(path, TUX3_FSCK_CHECK, &ops, NULL, &res, msg,
-			       sizeof(msg)), 0);
-	CHECK_EQ(res.found, 0);
 }
 
 /* A create, mkdir, symlink or link that runs out of space for the

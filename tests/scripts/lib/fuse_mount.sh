@@ -23,6 +23,27 @@ fuse_ready() {
 	fi
 }
 
+# fuse_probe: mount a fresh volume ($work/probe.img, with $mkfs and
+# start); when FUSE cannot mount here at all the script ends with one
+# SKIP, when tux3fuse fails for another reason with one FAIL.  Returns
+# with the probe mounted (the caller stops it).
+fuse_probe() {
+	img=$work/probe.img
+	"$mkfs" -q "$img" 16m || { fail all "mkfs.tux3"; exit 1; }
+	start "$img" && return 0
+	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null
+	wait "$dpid" 2>/dev/null
+	dpid=
+	if grep -qiE "fuse: device not found|failed to open /dev/fuse|\
+fusermount3?: .*(permitted|denied)|mount failed: (Operation not permitted|\
+Permission denied)|fuse: (mount|device) .*unavailable" "$log"; then
+		skip all "FUSE cannot mount here: $(tail -1 "$log")"
+		exit 0
+	fi
+	fail all "tux3fuse did not mount: $(tail -3 "$log" | tr '\n' ' ')"
+	exit 1
+}
+
 # mounted DIR: a tux3fuse mount is on DIR.
 mounted() { grep -q " $1 .* - fuse.tux3 " /proc/self/mountinfo; }
 
