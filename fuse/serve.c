@@ -10,7 +10,10 @@
  * non-blocking read) for up to spin microseconds after each request
  * before it sleeps in poll(2): during a burst of requests, such as cp -a
  * of a tree, the daemon's CPU never goes idle and the caller's request
- * needs no wake-up on this side.  spin=0 turns this off.
+ * needs no wake-up on this side.  spin=0 turns this off.  The caller's
+side is cpu_latency.c's business: the reader holds its latency request
+(when one was asked for) from a request until LATENCY_QUIET_MS pass
+without one.
  *
  * Threads (leader and followers): one thread at a time reads the device.
  * The library runs one call at a time under the mount's mutex (see
@@ -33,12 +36,17 @@
 
 /* A request this large may copy long enough to be worth another thread. */
 #define LARGE_IO (64 * 1024)
+/* Quiet time after which the CPU latency request is given back: long
+ * enough that a program's pauses between calls (cp's between files)
+ * do not drop and retake it, since each change wakes every idle CPU. */
+#define LATENCY_QUIET_MS 10
 
 struct server {
 	struct fuse_session *se;
 	int fd;
 	uint64_t spin_ns;
 	unsigned max_threads, max_idle;
+	struct cpu_latency *latency;	/* used by the reader only */
 	pthread_mutex_t lock;		/* guards the fields below */
 	pthread_cond_t turn;		/* followers wait for the reader role */
 	pthread_cond_t done;		/* the last thread has ended */
@@ -70,8 +78,11 @@ static int receive_one(struct server *s, struct fuse_buf *buf)
 		if (fuse_session_exited(s->se))
 			return 0;
 		int res = fuse_session_receive_buf(s->se, buf);
-		if (res >= 0)
+		if (res >= 0) {
+			if (res > 0 && s->latency)
+				cpu_latency_hold(s->latency);
 			return res;
+		}
 		if (res == -EINTR)
 			continue;
 		if (res != -EAGAIN)
@@ -79,9 +90,13 @@ static int receive_one(struct server *s, struct fuse_buf *buf)
 		if (s->spin_ns && !s->working &&
 		    mono_ns() - since < s->spin_ns)
 			continue;
+		bool held = s->latency && s->latency->held;
 		struct pollfd p = { .fd = s->fd, .events = POLLIN };
-		if (poll(&p, 1, 250) < 0 && errno != EINTR)
+		int n = poll(&p, 1, held ? LATENCY_QUIET_MS : 250);
+		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (n == 0 && held)
+			cpu_latency_release(s->latency);
 		if (s->spin_ns)
 			since = mono_ns();
 	}
@@ -194,15 +209,15 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int t3f_serve(struct fuse_session *se, unsigned max_threads,
-	      unsigned max_idle, unsigned spin_us)
+int t3f_serve(struct fuse_session *se, const struct serve_opts *o)
 {
 	struct server s = {
 		.se = se,
 		.fd = fuse_session_fd(se),
-		.spin_ns = (uint64_t)spin_us * 1000,
-		.max_threads = max_threads ? max_threads : 1,
-		.max_idle = max_idle ? max_idle : 1,
+		.spin_ns = (uint64_t)o->spin_us * 1000,
+		.max_threads = o->max_threads ? o->max_threads : 1,
+		.max_idle = o->max_idle ? o->max_idle : 1,
+		.latency = o->latency,
 	};
 	int fl = fcntl(s.fd, F_GETFL);
 	if (fl < 0 || fcntl(s.fd, F_SETFL, fl | O_NONBLOCK) < 0)
@@ -231,6 +246,8 @@ int t3f_serve(struct fuse_session *se, unsigned max_threads,
 	pthread_cond_destroy(&s.done);
 	pthread_cond_destroy(&s.turn);
 	pthread_mutex_destroy(&s.lock);
+	if (s.latency)
+		cpu_latency_release(s.latency);
 	fuse_session_reset(se);
 	return s.error;
 }

@@ -2,7 +2,8 @@
  * tux3fuse [-o options] DEVICE MOUNTPOINT
  *
  * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
- * options (ro, snapshot=TAG, commit=SECS, spin=USECS, cache=MIB) are
+ * options (ro, snapshot=TAG, commit=SECS, spin=USECS, cache=MIB,
+ * cpu_latency=USECS) are
  * taken out of the command line with fuse_opt_parse; the rest (-f, -d,
  * -s, -o allow_other, ...) go to libfuse.  The volume is opened before
  * the mount, so that a bad device is reported on the terminal, then the
@@ -24,6 +25,7 @@ struct options {
 	unsigned commit;
 	unsigned spin;			/* us */
 	unsigned cache;			/* MiB */
+	unsigned cpu_latency;		/* us; UINT_MAX: not asked for */
 	int ro, allow_other, default_permissions;
 	int help, version;
 	char *device;
@@ -40,6 +42,7 @@ static const struct fuse_opt t3_opts[] = {
 	{ "commit=%u", offsetof(struct options, commit), 0 },
 	{ "spin=%u", offsetof(struct options, spin), 0 },
 	{ "cache=%u", offsetof(struct options, cache), 0 },
+	{ "cpu_latency=%u", offsetof(struct options, cpu_latency), 0 },
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
@@ -110,6 +113,10 @@ static void usage(FILE *f)
 		"    -o cache=MIB           keep up to MIB of volume blocks in "
 		"memory\n"
 		"                           (default 32, 0: none)\n"
+		"    -o cpu_latency=USECS   while busy, ask idle CPUs to wake "
+		"within USECS\n"
+		"                           (0: poll, not halt; costs power; "
+		"default off)\n"
 		"    -o allow_other         other users may use the mount "
 		"(implies\n"
 		"                           default_permissions)\n"
@@ -179,7 +186,9 @@ static int open_volume(struct t3f *fs, const struct options *o)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct options o = { .commit = 5, .spin = 1000, .cache = 32 };
+	struct options o = { .commit = 5, .spin = 1000, .cache = 32,
+			     .cpu_latency = UINT_MAX };
+	struct cpu_latency latency = { .fd = -1 };
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct fuse_session *se = NULL;
 	struct t3f fs = { .timeout = 1.0 };
@@ -246,6 +255,19 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "tux3fuse: out of memory\n");
 		goto out_cmd;
 	}
+	if (o.cpu_latency != UINT_MAX) {
+		int r = cpu_latency_open(&latency, o.cpu_latency);
+		if (r == -EINVAL) {
+			fprintf(stderr, "tux3fuse: cpu_latency=%u: more than "
+				"2000000000 microseconds\n", o.cpu_latency);
+			goto out_itab;
+		}
+		/* a tuning request: the mount is served without it */
+		if (r < 0)
+			fprintf(stderr, "tux3fuse: cpu_latency: cannot open "
+				"/dev/cpu_dma_latency: %s; going on without\n",
+				strerror(-r));
+	}
 	if (open_volume(&fs, &o))
 		goto out_itab;
 
@@ -261,10 +283,14 @@ int main(int argc, char *argv[])
 		openlog("tux3fuse", LOG_PID, LOG_DAEMON);
 	fuse_daemonize(cmd.foreground);
 
-	ret = t3f_serve(se, cmd.singlethread ? 1 : cmd.max_threads,
-			cmd.max_idle_threads == UINT_MAX ? 10
-							 : cmd.max_idle_threads,
-			o.spin);
+	struct serve_opts so = {
+		.max_threads = cmd.singlethread ? 1 : cmd.max_threads,
+		.max_idle = cmd.max_idle_threads == UINT_MAX
+				    ? 10 : cmd.max_idle_threads,
+		.spin_us = o.spin,
+		.latency = latency.fd >= 0 ? &latency : NULL,
+	};
+	ret = t3f_serve(se, &so);
 	if (ret < 0)
 		t3f_log(&fs, "reading the FUSE device: %s", strerror(-ret));
 	/* a signal ends the loop with its number: a clean exit all the same */
@@ -278,6 +304,7 @@ out_vol:
 	if (t3f_shutdown(&fs))
 		ret = 1;
 out_itab:
+	cpu_latency_close(&latency);
 	itab_free(&fs.itab);
 	pthread_mutex_destroy(&fs.lock);
 out_cmd:

@@ -97,11 +97,29 @@ void t3f_log(struct t3f *fs, const char *fmt, ...)
  * then *perm is the permission bits (0777) it means. */
 bool t3f_acl_is_mode(const void *value, size_t size, uint32_t *perm);
 
-/* serve.c: run the session until unmount or a signal, with up to
- * max_threads threads (max_idle of them kept waiting), polling the device
- * for spin_us after each request.  0 or a negative errno. */
-int t3f_serve(struct fuse_session *se, unsigned max_threads,
-	      unsigned max_idle, unsigned spin_us);
+/* cpu_latency.c: a CPU wake-up latency request (PM QoS), held while
+ * requests arrive (-o cpu_latency=USECS). */
+struct cpu_latency {
+	int fd;				/* /dev/cpu_dma_latency, or -1 */
+	int32_t us;			/* the value held */
+	bool held;
+};
+/* Open the request (it has no effect until held).  0 or a negative
+ * errno; l is closed (fd -1) on failure. */
+int cpu_latency_open(struct cpu_latency *l, unsigned us);
+void cpu_latency_hold(struct cpu_latency *l);
+void cpu_latency_release(struct cpu_latency *l);
+void cpu_latency_close(struct cpu_latency *l);
+
+/* serve.c */
+struct serve_opts {
+	unsigned max_threads;		/* 1: single-threaded */
+	unsigned max_idle;		/* threads kept waiting */
+	unsigned spin_us;		/* poll the device after a request */
+	struct cpu_latency *latency;	/* NULL: none */
+};
+/* Run the session until unmount or a signal.  0 or a negative errno. */
+int t3f_serve(struct fuse_session *se, const struct serve_opts *o);
 
 /* commit_timer.c (called with fs->lock held, except start/stop) */
 void t3f_mark_dirty(struct t3f *fs);

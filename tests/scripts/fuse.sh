@@ -440,6 +440,43 @@ else
 	result loop/clone-fd-refused grep -q "clone_fd is not supported" \
 		"$work/clone.out"
 fi
+
+# -o cpu_latency=US: the PM QoS request is US while requests arrive and
+# is given back when they stop (reading /dev/cpu_dma_latency gives the
+# value in force, the least of all requests)
+qos=/dev/cpu_dma_latency
+rt=$build/tests/fuse_roundtrip
+qos_now() { od -An -td4 -N4 "$qos" 2>/dev/null | tr -d ' '; }
+base=$(qos_now)
+if [ ! -x "$rt" ] || [ -z "$base" ]; then
+	skip loop/cpu-latency "$qos cannot be read here"
+elif [ "$base" -le 7 ]; then
+	skip loop/cpu-latency "another request already holds $base us"
+elif start "$img" -o cpu_latency=7; then
+	touch "$mnt/f"
+	"$rt" "$mnt/f" 10000000 > /dev/null &	# getxattr after getxattr
+	rtpid=$!
+	sleep 0.5
+	busy=$(qos_now)
+	kill "$rtpid"
+	wait "$rtpid" 2>/dev/null
+	sleep 0.5	# quiet for far longer than the 10 ms it waits
+	quiet=$(qos_now)
+	result loop/cpu-latency-held-while-busy test "$busy" = 7
+	result loop/cpu-latency-released-when-quiet test "$quiet" = "$base"
+	result loop/cpu-latency-stop stop
+	result loop/cpu-latency-closed-at-exit test "$(qos_now)" = "$base"
+else
+	fail loop/cpu-latency "$(tail -1 "$log")"
+fi
+if "$fuse" -f -o cpu_latency=3000000000 "$img" "$mnt" > "$work/lat.out" 2>&1
+then
+	fail loop/cpu-latency-too-large-refused "it mounted"
+	mounted "$mnt" && unmount_retry "$mnt" "$log"
+else
+	result loop/cpu-latency-too-large-refused \
+		grep -q "cpu_latency=3000000000: more than" "$work/lat.out"
+fi
 rm -f "$img"
 
 # ---- when deltas commit: the timer, fsync, nothing (SIGKILL after) ----
