@@ -227,20 +227,27 @@ static int insert_index(struct btree *bt, struct wpath *p, int level,
  */
 int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved)
 {
+	const struct btree_ops *w = bt->ops->write;
+	if (!w || !w->leaf_split)
+		return -EOPNOTSUPP;
+	return btree_split_leaf_by(bt, p, w->leaf_split, root_moved);
+}
+
+/* The same, with a split rule of the caller's (see itable_set). */
+int btree_split_leaf_by(struct btree *bt, struct wpath *p,
+			leaf_split_fn split, bool *root_moved)
+{
 	struct tux3_volume *vol = bt->vol;
 	uint64_t leaf = p->lv[p->depth - 1].block, newb, sep;
 	uint8_t *img, *nimg;
 	int err;
 
-	const struct btree_ops *w = bt->ops->write;
-	if (!w || !w->leaf_split)
-		return -EOPNOTSUPP;
 	if ((err = meta_alloc(vol, leaf + 1, OV_DELTA_DIRTY, &newb, &nimg)))
 		return err;
 	if ((err = log_balloc(vol, newb, 1)))
 		return err;
 	img = overlay_find(&vol->overlay, leaf, NULL);
-	err = w->leaf_split(vol, img, nimg, &sep);
+	err = split(vol, img, nimg, &sep);
 	/* a separator at an end of the leaf's range splits nothing (one
 	 * inode at the end of an ileaf's range): the new block goes back */
 	if (!err && (sep <= p->lv[p->depth - 1].lo ||

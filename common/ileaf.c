@@ -285,6 +285,39 @@ int ileaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned bs,
 	return 0;
 }
 
+int ileaf_split_off(uint8_t *leaf, uint8_t *newleaf, unsigned bs,
+		    uint64_t *newbase)
+{
+	uint64_t ibase = ileaf_ibase(leaf);
+	unsigned count = ileaf_count(leaf), first = 0;
+	unsigned used = dict_end(leaf, bs, count);
+
+	for (unsigned k = 1; k <= count && !first; k++)
+		if (dict_end(leaf, bs, k) > dict_end(leaf, bs, k - 1))
+			first = k;
+	if (!first)
+		return -EINVAL;
+	/* the slots before the first live inode are empty: its blob
+	 * starts at offset 0 */
+	unsigned moved = count - first + 1;
+	ileaf_init(newleaf, bs, be16(leaf), ibase + first - 1);
+	memcpy(newleaf + ILEAF_HEADER, leaf + ILEAF_HEADER, used);
+	for (unsigned j = 1; j <= moved; j++)
+		dict_set(newleaf, bs, j, dict_end(leaf, bs, first + j - 1));
+	put_be16(newleaf + 2, (uint16_t)moved);
+	for (unsigned j = 1; j <= count; j++)
+		put_be16(leaf + bs - 2 * j, 0);
+	put_be16(leaf + 2, 0);
+	ileaf_zero_gap(leaf, bs);
+	*newbase = ibase + first - 1;
+	return 0;
+}
+
+bool ileaf_empty(const uint8_t *leaf, unsigned bs)
+{
+	return dict_end(leaf, bs, ileaf_count(leaf)) == 0;
+}
+
 int ileaf_find_free_inum(const uint8_t *leaf, unsigned bs, uint64_t goal,
 			 uint64_t limit, uint64_t *inum)
 {

@@ -70,42 +70,71 @@ int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum)
 	return err;
 }
 
-/* Store (len > 0) or delete (len 0) an inode's blob in the inode table. */
-static int itree_set(struct tux3_volume *vol, uint64_t inum,
-		     const uint8_t *blob, unsigned len)
+static int itree_leaf_split_off(struct tux3_volume *vol, uint8_t *leaf,
+				uint8_t *newleaf, uint64_t *sep)
 {
-	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
+	return ileaf_split_off(leaf, newleaf, vol->blocksize, sep);
+}
+
+/*
+ * Store (len > 0) or delete (len 0) inum's blob in a tree of ileaves (the
+ * inode table, the orphan table), whose root is *home.  The leaf the
+ * probe finds covers inum in its key range, and its ibase may be anywhere
+ * in that range, so:
+ *  - inum below the ibase: the leaf is rebuilt from inum when its inodes
+ *    stay within the dictionary's reach, else they move to a leaf of
+ *    their own (split off), which leaves this one empty;
+ *  - an empty leaf whose dictionary does not reach inum is rebuilt from
+ *    inum: splitting a leaf without inodes cannot make room.
+ * A full leaf splits as its tree's ops say.
+ */
+int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
+	       uint64_t inum, const uint8_t *blob, unsigned len)
+{
 	int err = 0;
 
 	for (int tries = 0; tries < 8; tries++) {
 		struct wpath p;
 		bool moved;
-		err = btree_wprobe(&bt, inum, &p, &moved);
+		err = btree_wprobe(bt, inum, &p, &moved);
 		if (moved) {
-			vol->iroot = bt.root;
+			*home = bt->root;
 			vol->super_dirty = true;
 		}
 		if (err)
 			return err;
 		uint8_t *leaf = wpath_leaf(vol, &p);
 		err = ileaf_set_blob(leaf, vol->blocksize, inum, blob, len);
-		if (err == -ERANGE && len) {
-			if ((err = ileaf_rebase_to(vol, leaf, inum)))
-				return err;
-			err = ileaf_set_blob(leaf, vol->blocksize, inum, blob,
-					     len);
+		if (len && (err == -ERANGE ||
+			    (err == -ENOSPC && ileaf_empty(leaf, vol->blocksize)))) {
+			int e = ileaf_rebase_to(vol, leaf, inum);
+			if (e && e != -ENOSPC)
+				return e;
+			err = e ? -ERANGE : ileaf_set_blob(leaf, vol->blocksize,
+							   inum, blob, len);
 		}
-		if (err != -ENOSPC)
+		if (!len || (err != -ENOSPC && err != -ERANGE))
 			return err;
-		err = btree_split_leaf(&bt, &p, &moved);
+		if (err == -ERANGE)
+			err = btree_split_leaf_by(bt, &p, itree_leaf_split_off,
+						  &moved);
+		else
+			err = btree_split_leaf(bt, &p, &moved);
 		if (moved) {
-			vol->iroot = bt.root;
+			*home = bt->root;
 			vol->super_dirty = true;
 		}
 		if (err)
 			return err;
 	}
 	return err;
+}
+
+static int itree_set(struct tux3_volume *vol, uint64_t inum,
+		     const uint8_t *blob, unsigned len)
+{
+	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
+	return itable_set(vol, &bt, &vol->iroot, inum, blob, len);
 }
 
 int inode_store(struct tux3_volume *vol, struct inode *inode)

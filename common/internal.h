@@ -286,6 +286,11 @@ uint64_t iattr_max_size(unsigned blockbits);	/* the format's, the
 uint64_t iattr_max_data(unsigned blockbits);	/* what writes may reach */
 
 /* ---- B-trees (btree.c) ---- */
+/* Move the upper part of a full leaf into an empty one (newleaf) and
+ * give the separator key. */
+typedef int (*leaf_split_fn)(struct tux3_volume *vol, uint8_t *leaf,
+			     uint8_t *newleaf, uint64_t *sep);
+
 struct btree_ops {
 	const char *name;
 	unsigned leaf_magic;
@@ -297,8 +302,7 @@ struct btree_ops {
 	 * of a full leaf into an empty one and give the separator key */
 	void (*leaf_init)(struct tux3_volume *vol, uint8_t *leaf,
 			  uint64_t key);
-	int (*leaf_split)(struct tux3_volume *vol, uint8_t *leaf,
-			  uint8_t *newleaf, uint64_t *sep);
+	leaf_split_fn leaf_split;
 	/* the writing half of a tree's ops (write path files) */
 	const struct btree_ops *write;
 };
@@ -342,6 +346,8 @@ int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
 		 bool *root_moved);
 uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p);
 int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved);
+int btree_split_leaf_by(struct btree *bt, struct wpath *p,
+			leaf_split_fn split, bool *root_moved);
 int btree_create_leaf(struct btree *bt, uint64_t goal,
 		      void (*init)(struct tux3_volume *vol, uint8_t *leaf,
 				   uint64_t key));
@@ -451,6 +457,14 @@ int ileaf_set_blob(uint8_t *leaf, unsigned blocksize, uint64_t inum,
  * -EINVAL if the leaf holds fewer than two inodes. */
 int ileaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned blocksize,
 		uint64_t *newbase);
+/* Move every inode into newleaf, whose ibase (*newbase, the separator)
+ * is the first of them, leaving the leaf empty.  -EINVAL if it is empty
+ * already. */
+int ileaf_split_off(uint8_t *leaf, uint8_t *newleaf, unsigned blocksize,
+		    uint64_t *newbase);
+/* Whether the leaf holds no inode (its dictionary may still have
+ * slots). */
+bool ileaf_empty(const uint8_t *leaf, unsigned blocksize);
 /* First inum >= goal in [ibase, limit) whose slot is empty (slots past
  * count are empty); -ENOENT if none. */
 int ileaf_find_free_inum(const uint8_t *leaf, unsigned blocksize,
@@ -934,6 +948,8 @@ int orphans_release(struct tux3_volume *vol);
 unsigned inode_open_count(struct tux3_volume *vol, tux3_ino_t ino);
 int inode_destroy(struct tux3_volume *vol, struct inode *inode);
 int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum);
+int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
+	       uint64_t inum, const uint8_t *blob, unsigned len);
 void orphan_set_free(struct orphan_set *s);
 
 /* Device numbers as the reference userspace stores them: major << 20 |

@@ -47,39 +47,9 @@ static int otree_set(struct tux3_volume *vol, uint64_t inum, bool add)
 		vol->oroot = bt.root;
 		vol->super_dirty = true;
 	}
-	for (int tries = 0; tries < 8; tries++) {
-		struct wpath p;
-		bool moved;
-		err = btree_wprobe(&bt, inum, &p, &moved);
-		if (moved) {
-			vol->oroot = bt.root;
-			vol->super_dirty = true;
-		}
-		if (err)
-			return err;
-		uint8_t *leaf = wpath_leaf(vol, &p);
-		err = ileaf_set_blob(leaf, vol->blocksize, inum,
-				     add ? orphan_blob : NULL, add ? 2 : 0);
-		if (err == -ERANGE && add) {
-			/* below the leaf's ibase: rebuild it from inum */
-			err = ileaf_rebase_to(vol, leaf, inum);
-			if (!err)
-				err = ileaf_set_blob(leaf, vol->blocksize, inum,
-						     orphan_blob, 2);
-		}
-		if (!add && err == -ENOENT)
-			return 0;
-		if (err != -ENOSPC)
-			return err;
-		err = btree_split_leaf(&bt, &p, &moved);
-		if (moved) {
-			vol->oroot = bt.root;
-			vol->super_dirty = true;
-		}
-		if (err)
-			return err;
-	}
-	return err;
+	err = itable_set(vol, &bt, &vol->oroot, inum, add ? orphan_blob : NULL,
+			 add ? 2 : 0);
+	return !add && err == -ENOENT ? 0 : err;
 }
 
 /* At unify: bring the otree up to date with the cycle's records. */

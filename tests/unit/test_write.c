@@ -980,6 +980,66 @@ TEST(xattr_limits)
 TEST(orphans) { orphan_case(false); }
 TEST(orphans_across_unify) { orphan_case(true); }
 
+/*
+ * Orphans far apart in inode numbers, across unifies: when the next one
+ * is added, the orphan table's leaf has been emptied by the cycle's
+ * deletions (0), holds one orphan far below it (1) or far above it (2),
+ * beyond the dictionary's reach (248 slots at 512-byte blocks).  The first
+ * made every commit fail with EINVAL (stress-ng through tux3fuse); the
+ * third failed with ENOSPC.
+ */
+static void far_orphan_case(int order)
+{
+	enum { N = 600 };
+	const char *path = make_volume(9, 8 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	tux3_ino_t ino[N];
+	char name[16];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "o%d", i);
+		CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, name, strlen(name),
+				     0644, 0, 0, &ino[i]), 0);
+	}
+	CHECK(ino[N - 1] > ino[0] + 300);
+	int a = order == 2 ? N - 1 : 0, b = order == 2 ? 0 : N - 1;
+	snprintf(name, sizeof(name), "o%d", a);
+	CHECK_EQ(tux3_iopen(vol, ino[a]), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, name, strlen(name)), 0);
+	CHECK_EQ(tux3_unify(vol), 0);		/* a into the otree */
+	if (order == 0)
+		CHECK_EQ(tux3_irelease(vol, ino[a]), 0);
+	snprintf(name, sizeof(name), "o%d", b);
+	CHECK_EQ(tux3_iopen(vol, ino[b]), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, name, strlen(name)), 0);
+	CHECK_EQ(tux3_unify(vol), 0);		/* b, and a's deletion */
+	CHECK_EQ(tux3_sync(vol), 0);
+	tux3_close(vol);			/* a crash with them open */
+	fsck_clean(path);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	unsigned want = order == 0 ? 1 : 2;
+	CHECK_EQ(tux3_orphan_count(vol), want);
+	bool seen_a = false, seen_b = false;
+	for (unsigned i = 0; i < tux3_orphan_count(vol); i++) {
+		seen_a |= tux3_orphan(vol, i) == ino[a];
+		seen_b |= tux3_orphan(vol, i) == ino[b];
+	}
+	CHECK(seen_b);
+	CHECK_EQ(seen_a, order != 0);
+	tux3_close(vol);
+	vol = reopen(NULL, path, false);	/* releases the orphans */
+	CHECK_EQ(tux3_orphan_count(vol), 0);
+	CHECK_EQ(tux3_unify(vol), 0);		/* and empties the otree */
+	vol = reopen(vol, path, true);
+	CHECK_EQ(tux3_orphan_count(vol), 0);
+	CHECK_EQ(tux3_check_alloc(vol, report_block, NULL), 0);
+	tux3_close(vol);
+	fsck_clean(path);
+}
+
+TEST(orphans_far_apart_after_release) { far_orphan_case(0); }
+TEST(orphans_far_apart_above) { far_orphan_case(1); }
+TEST(orphans_far_apart_below) { far_orphan_case(2); }
+
 /* The namespace checker sees a wrong link count and a dangling entry. */
 TEST(namespace_check_finds_damage)
 {
