@@ -91,12 +91,10 @@ static bool unify_due(struct tux3_volume *vol)
 	       dirty >= vol->unify_bnode_limit;
 }
 
-int delta_commit(struct tux3_volume *vol, bool force_unify)
+static int commit_steps(struct tux3_volume *vol, bool force_unify)
 {
 	int err;
 
-	if (!vol->delta_open && !vol->super_dirty && !force_unify)
-		return 0;
 	if (vol->vt_dirty) {
 		/* a write made an implicit child: the table goes with it */
 		if ((err = vtable_save(vol, vol->vt)))
@@ -151,6 +149,25 @@ int delta_commit(struct tux3_volume *vol, bool force_unify)
 	if (vol->on_commit)
 		vol->on_commit(vol, vol->commit_ctx);
 	return 0;
+}
+
+/* A commit that fails part way may have written some of the delta's
+ * blocks and changed the in-memory maps; the disk still holds the last
+ * whole commit, so the volume takes nothing more until it is reopened. */
+int delta_commit(struct tux3_volume *vol, bool force_unify)
+{
+	if (vol->commit_failed) {
+		vol_error(vol, -EIO, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+			  "an earlier commit failed: nothing more is committed "
+			  "until the volume is reopened");
+		return -EIO;
+	}
+	if (!vol->delta_open && !vol->super_dirty && !force_unify)
+		return 0;
+	int err = commit_steps(vol, force_unify);
+	if (err)
+		vol->commit_failed = true;
+	return err;
 }
 
 int tux3_sync(struct tux3_volume *vol)

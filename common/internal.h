@@ -711,6 +711,10 @@ struct tux3_volume {
 	struct wlog wlog;		/* records of the open delta */
 	bool delta_open;		/* records were logged since the commit */
 	bool super_dirty;		/* superblock fields changed */
+	/* a commit failed part way: what is in memory may not match what
+	 * the disk holds, so nothing more is changed or committed (EROFS)
+	 * until the volume is reopened and its log replayed */
+	bool commit_failed;
 	struct blockset fresh;		/* blocks allocated by the open delta:
 					 * not referenced by the committed
 					 * state, so rewritable in place */
@@ -758,6 +762,14 @@ struct tux3_volume {
 	bool vt_dirty;			/* vt changed by a write (an
 					 * implicit child): saved at commit */
 };
+
+/* 0 when the volume may be changed: opened read-write, and no commit has
+ * failed since; else -EROFS. */
+static inline int vol_writable(const struct tux3_volume *vol)
+{
+	return vol->mode == TUX3_OPEN_RDWR && !vol->commit_failed ? 0
+								   : -EROFS;
+}
 
 /* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
 struct vtree;

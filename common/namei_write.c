@@ -13,7 +13,7 @@
 
 static int writable(struct tux3_volume *vol)
 {
-	return vol->mode == TUX3_OPEN_RDWR ? 0 : -EROFS;
+	return vol_writable(vol);
 }
 
 /* A delta that grew past its bound commits before the next change. */

@@ -161,7 +161,8 @@ int tux3_irelease(struct tux3_volume *vol, tux3_ino_t ino)
 	if (--r->count)
 		return 0;
 	*r = vol->open[--vol->nopen];
-	if (vol->mode == TUX3_OPEN_RDWR && orphan_has(&vol->orphans, ino))
+	/* (after a failed commit the orphan stays, for the next open) */
+	if (!vol_writable(vol) && orphan_has(&vol->orphans, ino))
 		return orphan_end(vol, ino);
 	return 0;
 }

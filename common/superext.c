@@ -189,6 +189,10 @@ int tux3_set_identity(struct tux3_volume *vol, const char *label,
 	if (vol->mode != TUX3_OPEN_RDWR)
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				 "volume opened read-only");
+	if (vol->commit_failed)
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "an earlier commit failed: no change is taken "
+				 "until the volume is reopened");
 	if (label && strlen(label) > TUX3_LABEL_MAX)
 		return vol_error(vol, -ERANGE, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				 "label of %zu bytes is longer than %d",

@@ -387,7 +387,10 @@ int tux3_group_counts(struct tux3_volume *vol, uint64_t group,
 
 /* ---- the write path (volumes opened TUX3_OPEN_RDWR) ---- */
 /* Commit the open delta (atomically; the superblock is the commit
- * point).  tux3_unify also folds the log into the on-disk trees. */
+ * point).  tux3_unify also folds the log into the on-disk trees.  After
+ * a commit fails the volume is stopped: changes give -EROFS and commits
+ * -EIO until it is closed and opened again (which replays the log to the
+ * last whole commit). */
 int tux3_sync(struct tux3_volume *vol);
 int tux3_unify(struct tux3_volume *vol);
 

@@ -31,6 +31,10 @@ static int writer(struct tux3_volume *vol)
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE,
 				 TUX3_NONE, "snapshots need a read-write "
 				 "open");
+	if (vol->commit_failed)
+		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "an earlier commit failed: no change is taken "
+				 "until the volume is reopened");
 	return 0;
 }
 

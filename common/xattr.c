@@ -134,8 +134,8 @@ int tux3_setxattr(struct tux3_volume *vol, tux3_ino_t ino, const char *name,
 	unsigned atom;
 	int err;
 
-	if (vol->mode != TUX3_OPEN_RDWR)
-		return -EROFS;
+	if ((err = vol_writable(vol)))
+		return err;
 	if (!*name)
 		return -EINVAL;
 	if (strlen(name) > ATOM_NAME_MAX)
@@ -177,8 +177,8 @@ int tux3_removexattr(struct tux3_volume *vol, tux3_ino_t ino,
 	unsigned atom;
 	int err;
 
-	if (vol->mode != TUX3_OPEN_RDWR)
-		return -EROFS;
+	if ((err = vol_writable(vol)))
+		return err;
 	if ((err = inode_load(vol, ino, &inode)))
 		return err;
 	int have = atom_find(vol, name, &atom) ? -1 : xattr_index(&inode, atom);

@@ -41,10 +41,18 @@ int t3f_commit(struct t3f *fs)
 	if (fs->readonly || !fs->vol)
 		return 0;
 	int err = tux3_sync(fs->vol);
-	if (err) {
+	if (err && !fs->commit_failed) {
+		/* the library takes no more changes after a failed commit:
+		 * say so once, and stop the timer's retries */
 		char buf[512];
-		t3f_log(fs, "commit failed: %s",
-			t3f_error_text(fs, err, buf, sizeof(buf)));
+		t3f_log(fs, "commit failed: %s; the volume takes no more "
+			"changes (EROFS) until it is mounted again, which "
+			"replays its log", t3f_error_text(fs, err, buf,
+							  sizeof(buf)));
+		fs->commit_failed = true;
+		fs->dirty = false;
+	}
+	if (err) {
 		tux3_clear_error(fs->vol);
 	} else {
 		fs->dirty = false;

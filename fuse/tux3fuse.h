@@ -78,6 +78,7 @@ struct t3f {
 	/* commit_timer.c */
 	unsigned commit_secs;		/* 0: no periodic commit */
 	bool dirty;			/* changes since the last commit */
+	bool commit_failed;		/* and so the volume is stopped */
 	int64_t dirty_since;		/* CLOCK_MONOTONIC ns */
 	pthread_t timer;
 	pthread_cond_t timer_cond;

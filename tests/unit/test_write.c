@@ -1036,6 +1036,40 @@ static void far_orphan_case(int order)
 	fsck_clean(path);
 }
 
+/* A commit that fails part way (here the device refuses every write)
+ * stops the volume: no change is taken (EROFS) and nothing is committed
+ * (EIO) until it is reopened, and the disk keeps the last whole commit. */
+TEST(failed_commit_stops_changes)
+{
+	const char *path = make_volume(12, 16 << 20);
+	struct tux3_volume *vol = reopen(NULL, path, false);
+	tux3_ino_t f, g;
+	char buf[8];
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "kept", 4, 0644, 0, 0, &f), 0);
+	CHECK_EQ(tux3_write(vol, f, "kept", 4, 0), 4);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "lost", 4, 0644, 0, 0, &g), 0);
+	int ro = open(path, O_RDONLY);
+	CHECK(ro >= 0);
+	CHECK_EQ(dup2(ro, vol->dev.fd), vol->dev.fd);
+	close(ro);
+	CHECK(tux3_sync(vol) < 0);
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "more", 4, 0644, 0, 0, &g),
+		 -EROFS);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "kept", 4), -EROFS);
+	CHECK_EQ(tux3_setxattr(vol, f, "user.a", "b", 1, 0), -EROFS);
+	CHECK_EQ(tux3_sync(vol), -EIO);
+	CHECK_EQ(tux3_read(vol, f, buf, 4, 0), 4);	/* reads go on */
+	CHECK_EQ(tux3_umount(vol), -EIO);
+	fsck_clean(path);
+	vol = reopen(NULL, path, false);
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "kept", 4, &g), 0);
+	CHECK_EQ(tux3_read(vol, g, buf, 8, 0), 4);
+	CHECK(!memcmp(buf, "kept", 4));
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "lost", 4, &g), -ENOENT);
+	tux3_close(vol);
+}
+
 TEST(orphans_far_apart_after_release) { far_orphan_case(0); }
 TEST(orphans_far_apart_above) { far_orphan_case(1); }
 TEST(orphans_far_apart_below) { far_orphan_case(2); }
