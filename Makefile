@@ -28,7 +28,7 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
 CFLAGS_BASE = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-D_FILE_OFFSET_BITS=64 -Icommon
+	-D_FILE_OFFSET_BITS=64 -Icommon -MMD -MP
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
@@ -37,7 +37,7 @@ PKGS_MKFS  = blkid uuid
 PKGS_DOT   = libcgraph libgvc
 PKGS_FUSE  = fuse3
 
-LIB_SRC   = $(wildcard common/*.c)
+LIB_SRC   = $(wildcard common/*.c common/*/*.c)
 DEBUG_SRC = $(wildcard debugfs/*.c)
 MKFS_SRC  = $(wildcard mkfs/*.c)
 FSCK_SRC  = $(wildcard fsck/*.c)
@@ -51,24 +51,24 @@ DUMP_H    = $(wildcard dump/*.h)
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
 define flavour
-$(1)/common/%.o: common/%.c common/*.h | deps
+$(1)/common/%.o: common/%.c | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
-$(1)/debugfs/%.o: debugfs/%.c common/*.h debugfs/*.h | deps
+$(1)/debugfs/%.o: debugfs/%.c debugfs/*.h | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DEBUG)) -c $$< -o $$@
-$(1)/mkfs/%.o: mkfs/%.c common/*.h | deps
+$(1)/mkfs/%.o: mkfs/%.c | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_MKFS)) -c $$< -o $$@
-$(1)/fsck/%.o: fsck/%.c common/*.h | deps
+$(1)/fsck/%.o: fsck/%.c | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
-$(1)/dump/%.o: dump/%.c common/*.h $$(DUMP_H) | deps
+$(1)/dump/%.o: dump/%.c $$(DUMP_H) | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -c $$< -o $$@
 $(1)/tux3dot: $$(patsubst %.c,$(1)/%.o,$$(DOT_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DOT))
-$(1)/fuse/%.o: fuse/%.c fuse/*.h common/*.h | deps
+$(1)/fuse/%.o: fuse/%.c fuse/*.h | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_FUSE)) -c $$< -o $$@
 $(1)/tux3fuse: $$(patsubst %.c,$(1)/%.o,$$(FUSE_SRC)) $(1)/libtux3.a
@@ -78,7 +78,7 @@ $(1)/mount.tux3: fuse/mount.tux3.sh
 	sed 's|@SBINDIR@|$$(SBINDIR)|g' $$< > $$@ && chmod 755 $$@
 $(1)/tux3image: $$(patsubst %.c,$(1)/%.o,$$(IMAGE_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^
-$(1)/tests/dotcount: tests/dotcount.c common/*.h $(1)/libtux3.a | deps
+$(1)/tests/dotcount: tests/dotcount.c $(1)/libtux3.a | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -o $$@ $$< $(1)/libtux3.a $$$$(pkg-config --libs $$(PKGS_DOT))
 $(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
@@ -90,19 +90,19 @@ $(1)/mkfs.tux3: $$(patsubst %.c,$(1)/%.o,$$(MKFS_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
 $(1)/fsck.tux3: $$(patsubst %.c,$(1)/%.o,$$(FSCK_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^
-$(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h common/*.h $(1)/libtux3.a
+$(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -Itests/unit -o $$@ $$< $(1)/libtux3.a
-$(1)/tests/corrupt: tests/corrupt.c common/*.h $(1)/libtux3.a
+$(1)/tests/corrupt: tests/corrupt.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)/tests/vbench: tests/vbench.c common/*.h $(1)/libtux3.a
+$(1)/tests/vbench: tests/vbench.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)/tests/mkvtable: tests/mkvtable.c common/*.h $(1)/libtux3.a
+$(1)/tests/mkvtable: tests/mkvtable.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)/tests/vfsfuzz: tests/vfsfuzz.c common/*.h $(1)/libtux3.a
+$(1)/tests/vfsfuzz: tests/vfsfuzz.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/fuse_posix: tests/fuse_posix.c | deps
@@ -111,7 +111,7 @@ $(1)/tests/fuse_posix: tests/fuse_posix.c | deps
 $(1)/tests/fuse_roundtrip: tests/fuse_roundtrip.c | deps
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$<
-$(1)/tests/crash/crashsim: tests/crash/crashsim.c common/*.h $(1)/libtux3.a
+$(1)/tests/crash/crashsim: tests/crash/crashsim.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
@@ -232,3 +232,6 @@ install: $(BUILD)-all
 
 clean:
 	rm -rf $(BUILD) build-asan
+
+# Header dependencies, written by the compiler (-MMD) beside each object.
+-include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)

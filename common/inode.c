@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "internal.h"
-#include "version.h"
+#include "version/version.h"
 
 struct decode_state {
 	struct inode *inode;

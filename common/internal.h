@@ -28,8 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "tux3.h"
-#include "endian.h"
-#include "record.h"
+#include "format/endian.h"
+#include "io/record.h"
 
 #define TUX3_SB_OFFSET	4096
 #define TUX3_SB_LEN	4096
@@ -635,7 +635,7 @@ int superext_load(struct tux3_volume *vol);
  * recompute its CRC (after superext_encode). */
 void superext_set_crclog(uint8_t *sb4096, uint32_t crclog);
 /* Log blocks whose CRC replay may verify: the seal's count when the LOG_CRC
- * feature is on and the seal matches vol->super, else 0 (logwrite.c). */
+ * feature is on and the seal matches vol->super, else 0 (log_write.c). */
 uint32_t log_crc_trusted(const struct tux3_volume *vol);
 
 /* ---- sb2.c: the secondary superblock (SB_BACKUP, format.md 15.3) ----
@@ -655,7 +655,7 @@ int sb2_decode(const uint8_t *in, uint8_t *sb4096, char *why, size_t len);
 /* Write vol->sbraw's copy and flush (the commit, before the primary). */
 int sb2_write(struct tux3_volume *vol);
 
-/* ---- logwrite.c: records of the delta being built ---- */
+/* ---- log_write.c: records of the delta being built ---- */
 struct wlog {
 	uint8_t *buf;
 	size_t len, cap;
@@ -749,7 +749,7 @@ struct tux3_volume {
 	struct tux3_identity ident;	/* present == 0: none or unusable */
 	struct superext_seal seal;
 	/* LOG_CRC: the newest crclog blocks of the chain ending at
-	 * crclog_chain carry our CRC (logwrite.c) */
+	 * crclog_chain carry our CRC (log_write.c) */
 	uint32_t crclog;
 	uint64_t crclog_chain;
 	/* versions (vtable_inode.c): NULL on a volume without them */

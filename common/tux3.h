@@ -193,7 +193,7 @@ int tux3_set_identity(struct tux3_volume *vol, const char *label,
 		      const uint8_t *uuid);
 
 /*
- * mkfs (common/mkfs.c): write an empty volume exactly as the reference
+ * mkfs (common/write/mkfs.c): write an empty volume exactly as the reference
  * mkfs lays it out (doc/format.md 2.1), plus our extension record.
  * path must exist (an image file is extended to volblocks << blockbits;
  * a block device must be at least that large).  The device is opened

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include "internal.h"
 #include "tux3_walk.h"
-#include "vfilemap.h"
-#include "vleaf.h"
+#include "version/vfilemap.h"
+#include "version/vleaf.h"
 
 struct walk {
 	struct tux3_volume *vol;

@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
-#include "endian.h"
+#include "format/endian.h"
 #include "tux3_walk.h"
 
 #define CHUNK 4096

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-#include "version.h"
-#include "vfilemap.h"
+#include "version/version.h"
+#include "version/vfilemap.h"
 
 /* /versioned: 4 blocks written unversioned, then changed per version. */
 static int versioned_file(struct tux3_volume *vol, struct vtree *vt)

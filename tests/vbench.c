@@ -19,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 #include "internal.h"
-#include "version.h"
-#include "vfilemap.h"
+#include "version/version.h"
+#include "version/vfilemap.h"
 
 static double now(void)
 {

@@ -16,7 +16,7 @@
  * --every N takes one workload in N, --shard I/N one in N of those.
  *
  * A workload runs against a volume in a scratch image with the device's
- * write recorder attached (common/record.h): every write with its data,
+ * write recorder attached (common/io/record.h): every write with its data,
  * every flush, the library's marks (superblock write, delta committed,
  * unify) and ours (operation k done, fsync returned).  An independent
  * in-memory model of the namespace, data and attributes runs beside it
@@ -104,7 +104,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "internal.h"
-#include "version.h"
+#include "version/version.h"
 #include "tux3_fsck.h"
 
 #define SECTOR 512

@@ -1,4 +1,4 @@
-/* Field tables (common/fields.c): layout of the tables, decoding the
+/* Field tables (common/format/fields.c): layout of the tables, decoding the
  * oracle superblocks against their info files, set/get of every field,
  * range errors, the block sniffer and decoders, raw inode attributes and
  * tux3_set_inode_field. */

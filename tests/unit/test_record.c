@@ -1,5 +1,5 @@
 /*
- * The write recorder (common/record.c) and what the commit path tells it:
+ * The write recorder (common/io/record.c) and what the commit path tells it:
  * every write with its data, the flushes around the superblock, and the
  * library's marks, in the order the crash simulator relies on.
  */

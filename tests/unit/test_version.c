@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "harness.h"
-#include "version.h"
+#include "version/version.h"
 
 #define NADDR	12
 #define MAXSNAP	40

@@ -1,5 +1,5 @@
 /*
- * Versioned file data on a writable volume (common/vfilemap.c): a
+ * Versioned file data on a writable volume (common/version/vfilemap.c): a
  * differential test of random snapshots, deletes, writes and punches in
  * random versions against a per-block model of every version's content,
  * with every version's every block read back after each step, the
@@ -10,8 +10,8 @@
  */
 #include "fixtures.h"
 #include "tux3_walk.h"
-#include "vfilemap.h"
-#include "vleaf.h"
+#include "version/vfilemap.h"
+#include "version/vleaf.h"
 
 #define NLOG	300		/* logical blocks per file */
 #define NFILES	3

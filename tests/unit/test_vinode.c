@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include "fixtures.h"
 #include "tux3_walk.h"
-#include "version.h"
+#include "version/version.h"
 
 static const char *fresh(void)
 {

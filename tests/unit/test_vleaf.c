@@ -10,8 +10,8 @@
  * are equal.
  */
 #include "fixtures.h"
-#include "version.h"
-#include "vleaf.h"
+#include "version/version.h"
+#include "version/vleaf.h"
 
 #define VOLBLOCKS	(1u << 24)
 #define MAXTAG		40

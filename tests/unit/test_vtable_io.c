@@ -6,8 +6,8 @@
  * and is never opened for writing.
  */
 #include "fixtures.h"
-#include "version.h"
-#include "vfilemap.h"
+#include "version/version.h"
+#include "version/vfilemap.h"
 #include "tux3_walk.h"
 
 static const char *fresh_volume(unsigned bits)

@@ -1,5 +1,5 @@
 /*
- * Versioned extents (common/version.h): a set of [logical, count, label,
+ * Versioned extents (common/version/version.h): a set of [logical, count, label,
  * phys] records edited segment by segment.  A segment is a run of logical
  * blocks covered by the same records, so every block in it has the same
  * element list up to an offset in phys: the single-address rules of
@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "version.h"
+#include "version/version.h"
 
 static int cmp_label_logical(const void *a, const void *b)
 {

@@ -10,7 +10,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 /* ---- pass 6: the atom table ---- */
 

@@ -1,5 +1,5 @@
 /*
- * Versioned attributes (common/version.h): the attributes of every
+ * Versioned attributes (common/version/version.h): the attributes of every
  * version in one inode blob.  Each key (an attribute kind; an xattr's
  * atom) is one element list whose elements are attributes: an element's
  * phys is the attribute's index + 1, never 0, and an ABSENT marker is an
@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "endian.h"
-#include "version.h"
+#include "format/endian.h"
+#include "version/version.h"
 
 /* Payload sizes of the fixed kinds (-1: no such kind; 0: length-prefixed:
  * IDATA and XATTR). */

@@ -49,8 +49,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "internal.h"
-#include "version.h"
-#include "vleaf.h"
+#include "version/version.h"
+#include "version/vleaf.h"
 
 #define VLEAF_FLAGS_MASK	0xfu
 #define VLEAF_LABEL_MASK	(VERSION_LABELS - 1)

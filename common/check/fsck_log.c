@@ -56,7 +56,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 #define LOG_RECORD_MAX 26	/* the largest record (BNODE_ROOT) */
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-#include "version.h"
+#include "version/version.h"
 
 #define KEY_MODE	VATTR_KEY(ATTR_MODE_OWNER, 0)
 #define KEY_DTREE	VATTR_KEY(ATTR_DATA_BTREE, 0)

@@ -33,8 +33,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
-#include "version.h"
+#include "check/fsck_internal.h"
+#include "version/version.h"
 
 #define ATOM_LIMIT 65536	/* atoms are 16 bits in XATTR attributes */
 

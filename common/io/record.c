@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "record.h"
+#include "io/record.h"
 
 struct recorder *rec_new(void)
 {

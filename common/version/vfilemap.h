@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "internal.h"
-#include "version.h"
+#include "version/version.h"
 
 /* The versioned data tree's ops (leaf_magic 0xbe7a) and its write half. */
 extern const struct btree_ops vdtree_ops, vdtree_write_ops;

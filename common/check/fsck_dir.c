@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 struct nsprob {
 	enum tux3_ns_problem what;

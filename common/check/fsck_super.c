@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 /* Opening errors that mean damage (a problem), not an operational
  * failure of the device. */

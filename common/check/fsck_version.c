@@ -14,9 +14,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
-#include "version.h"
-#include "vfilemap.h"
+#include "check/fsck_internal.h"
+#include "version/version.h"
+#include "version/vfilemap.h"
 
 /* ---- the element lists of every inode ---- */
 

@@ -9,7 +9,7 @@
 #define TUX3_VLEAF_H
 
 #include <stdint.h>
-#include "version.h"
+#include "version/version.h"
 
 struct tux3_volume;
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 struct orphan_ref {
 	tux3_ino_t inum;

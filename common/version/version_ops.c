@@ -20,8 +20,8 @@
 #include <string.h>
 #include "internal.h"
 #include "tux3_walk.h"
-#include "version.h"
-#include "vfilemap.h"
+#include "version/version.h"
+#include "version/vfilemap.h"
 
 /* Every entry starts with a clean error and checks the open. */
 static int writer(struct tux3_volume *vol)

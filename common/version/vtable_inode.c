@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include "internal.h"
-#include "version.h"
+#include "version/version.h"
 
 static bool has_versions(const struct tux3_volume *vol)
 {

@@ -1,5 +1,5 @@
 /*
- * Operations on one element list (common/version.h): the read rule, heirs,
+ * Operations on one element list (common/version/version.h): the read rule, heirs,
  * the write rule with implicit versions and relabelling, and what a
  * delete does to a list.  Lists are independent: every function looks at
  * one address.  vt->slot maps label -> index + 1 while a function runs and
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "version.h"
+#include "version/version.h"
 
 static void slots_set(struct vtree *vt, const struct velem *e, unsigned n)
 {

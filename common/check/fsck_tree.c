@@ -32,7 +32,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 static const char *tree_name(enum tux3_tree tree)
 {

@@ -1,5 +1,5 @@
 /*
- * The version tree (common/version.h): labels, tags, ghosts, and the
+ * The version tree (common/version/version.h): labels, tags, ghosts, and the
  * tree edits of snapshot create, implicit child and delete.  Child lists
  * and depths are derived from the parent links after every edit (three
  * passes: count, prefix sums, fill), so the stored form is parent links
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "version.h"
+#include "version/version.h"
 
 void vtree_init(struct vtree *vt)
 {

@@ -14,8 +14,8 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "endian.h"
-#include "version.h"
+#include "format/endian.h"
+#include "version/version.h"
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 

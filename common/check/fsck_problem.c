@@ -8,7 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 #define U PRIu64
 

@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 /* What the counters below need from the bitmap checks. */
 struct pass8 {

@@ -19,9 +19,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "internal.h"
-#include "version.h"
-#include "vleaf.h"
-#include "vfilemap.h"
+#include "version/version.h"
+#include "version/vleaf.h"
+#include "version/vfilemap.h"
 
 /* ---- the tree's ops ---- */
 

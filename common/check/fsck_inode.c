@@ -55,9 +55,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "fsck_internal.h"
-#include "vfilemap.h"
-#include "vleaf.h"
+#include "check/fsck_internal.h"
+#include "version/vfilemap.h"
+#include "version/vleaf.h"
 
 #define SYMLINK_MAX	4096		/* target and NUL, as PATH_MAX */
 #define MAX_RECS	(1u << 22)	/* bounds on what is kept: past */

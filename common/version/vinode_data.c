@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
-#include "version.h"
-#include "vfilemap.h"
+#include "version/version.h"
+#include "version/vfilemap.h"
 
 /* What one store can add to a blob: every fixed attribute of the version
  * written anew, and an ABSENT marker per kind for the snapshot the origin

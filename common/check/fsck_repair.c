@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 int fsck_begin_write(struct tux3_volume *vol)
 {

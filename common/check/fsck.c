@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "fsck_internal.h"
+#include "check/fsck_internal.h"
 
 struct fsck_pass {
 	unsigned number;
