@@ -609,9 +609,6 @@ struct superext_seal {
 	uint32_t crclog;		/* newest log blocks with our CRC */
 };
 
-/* CRC32C (Castagnoli, as iSCSI/ext4): crc32c(0, "123456789", 9) is
- * 0xE3069283.  Chain calls by passing the previous result. */
-uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 /* Decode the record from the 4096-byte superblock area.  Returns 1 and
  * fills id (present = 1, sealed = 0) and seal for a valid record; 0 if the
  * sector is all zero (no record); -EUCLEAN with the reason in why for a

@@ -113,6 +113,12 @@ const struct tux3_error *tux3_last_error(const struct tux3_volume *vol);
 const char *tux3_error_text(const struct tux3_volume *vol, char *buf,
 			    size_t len);
 void tux3_clear_error(struct tux3_volume *vol);
+/* CRC32C (Castagnoli, as iSCSI/ext4): tux3_crc32c(0, "123456789", 9) is
+ * 0xE3069283.  Chain calls by passing the previous result. */
+uint32_t tux3_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The same text for any error record (e.g. one a walk reported). */
+const char *tux3_format_error(const struct tux3_error *err, char *buf,
+			      size_t len);
 
 /* Non-fatal problems found while opening (e.g. allocation conflicts met
  * by a tolerant replay).  Index 0..count-1. */

@@ -1,5 +1,7 @@
 /*
- * The volume: open (superblock, then replay), close, errors, statfs.
+ * The volume: open (superblock, then replay, orphans, versions) and close,
+ * settings and statfs.  Above every layer: errors and block reads are in
+ * io/vol_io.c.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,128 +26,6 @@ const char *tux3_version(void)
 int tux3_library_version(void)
 {
 	return TUX3_LIBRARY_VERSION;
-}
-
-int vol_error(struct tux3_volume *vol, int err, uint64_t block,
-	      uint64_t inum, uint64_t offset, const char *fmt, ...)
-{
-	va_list ap;
-	/* keep the first, most specific, error of an operation */
-	if (vol->error.err)
-		return vol->error.err;
-	vol->error.err = err < 0 ? err : -EIO;
-	vol->error.block = block;
-	vol->error.inum = inum;
-	vol->error.offset = offset;
-	va_start(ap, fmt);
-	vsnprintf(vol->error.what, sizeof(vol->error.what), fmt, ap);
-	va_end(ap);
-	return vol->error.err;
-}
-
-void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	char **n = realloc(vol->warnings,
-			   (vol->nwarnings + 1) * sizeof(*n));
-	if (!n)
-		return;
-	vol->warnings = n;
-	uint8_t *src = realloc(vol->warning_sources, vol->nwarnings + 1);
-	if (!src)
-		return;
-	vol->warning_sources = src;
-	vol->warnings[vol->nwarnings] = strdup(buf);
-	if (vol->warnings[vol->nwarnings]) {
-		src[vol->nwarnings] = (uint8_t)vol->warn_source;
-		vol->nwarnings++;
-	}
-}
-
-unsigned tux3_warning_count(const struct tux3_volume *vol)
-{
-	return vol->nwarnings;
-}
-
-const char *tux3_warning(const struct tux3_volume *vol, unsigned i)
-{
-	return i < vol->nwarnings ? vol->warnings[i] : NULL;
-}
-
-enum tux3_warning_source tux3_warning_source(const struct tux3_volume *vol,
-					     unsigned i)
-{
-	return i < vol->nwarnings ?
-	       (enum tux3_warning_source)vol->warning_sources[i] :
-	       TUX3_WARN_OTHER;
-}
-
-const struct tux3_error *tux3_last_error(const struct tux3_volume *vol)
-{
-	return &vol->error;
-}
-
-void tux3_clear_error(struct tux3_volume *vol)
-{
-	memset(&vol->error, 0, sizeof(vol->error));
-	vol->error.block = vol->error.inum = vol->error.offset = TUX3_NONE;
-}
-
-static const char *format_error(const struct tux3_error *e, char *buf,
-				size_t len)
-{
-	size_t n = 0;
-	buf[0] = 0;
-	if (e->block != TUX3_NONE)
-		n += (size_t)snprintf(buf + n, len - n, "block %" PRIu64 ": ",
-				      e->block);
-	if (n < len && e->inum != TUX3_NONE)
-		n += (size_t)snprintf(buf + n, len - n, "inode %" PRIu64 ": ",
-				      e->inum);
-	if (n < len && e->offset != TUX3_NONE)
-		n += (size_t)snprintf(buf + n, len - n, "offset %" PRIu64 ": ",
-				      e->offset);
-	if (n < len)
-		snprintf(buf + n, len - n, "%s", e->what[0] ? e->what :
-			 strerror(-e->err));
-	return buf;
-}
-
-const char *tux3_error_text(const struct tux3_volume *vol, char *buf,
-			    size_t len)
-{
-	return format_error(&vol->error, buf, len);
-}
-
-int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
-{
-	bool dropped;
-	if (block < vol->reserved_blocks || block >= vol->volblocks)
-		return vol_error(vol, -EUCLEAN, block, TUX3_NONE, TUX3_NONE,
-				 "block %" PRIu64 " is outside the volume's "
-				 "usable range %" PRIu64 "..%" PRIu64, block,
-				 vol->reserved_blocks, vol->volblocks - 1);
-	const uint8_t *ov = overlay_find(&vol->overlay, block, &dropped);
-	if (ov) {
-		memcpy(buf, ov, vol->blocksize);
-		return 0;
-	}
-	return vol_pread_block(vol, block, buf);
-}
-
-/* A block as the device has it (no overlay, no range rule). */
-int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
-{
-	int err = dev_pread(&vol->dev, buf, vol->blocksize,
-			    block << vol->blockbits);
-	if (err)
-		return vol_error(vol, err, block, TUX3_NONE, TUX3_NONE,
-				 "cannot read block: %s", strerror(-err));
-	return 0;
 }
 
 static int count_free_ondisk(struct tux3_volume *vol)
@@ -496,15 +376,6 @@ int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
 	st->ffree = TUX3_KEY_LIMIT - vol->super.usedinodes;
 	st->namelen = 255;
 	return 0;
-}
-
-int64_t vol_now(const struct tux3_volume *vol)
-{
-	struct timespec ts;
-	if (vol->time_fixed)
-		return vol->fixed_time;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 unsigned tux3_replay_conflict_count(const struct tux3_volume *vol)

@@ -343,26 +343,6 @@ static int cb_dirent(void *ctx, tux3_ino_t dir, const char *name,
 	return 0;
 }
 
-static void error_text(struct collect *c, const struct tux3_error *err,
-		       char *buf, size_t len)
-{
-	size_t n = 0;
-	buf[0] = 0;
-	if (err->block != TUX3_NONE)
-		n += (size_t)snprintf(buf + n, len - n, "block %" PRIu64 ": ",
-				      err->block);
-	if (n < len && err->inum != TUX3_NONE)
-		n += (size_t)snprintf(buf + n, len - n, "inode %" PRIu64 ": ",
-				      err->inum);
-	if (n < len && err->offset != TUX3_NONE)
-		n += (size_t)snprintf(buf + n, len - n, "offset %" PRIu64 ": ",
-				      err->offset);
-	if (n < len)
-		snprintf(buf + n, len - n, "%s", err->what[0] ? err->what :
-			 strerror(-err->err));
-	(void)c;
-}
-
 static int cb_site_error(void *ctx, const struct tux3_walk_error *e)
 {
 	struct collect *c = ctx;
@@ -372,7 +352,7 @@ static int cb_site_error(void *ctx, const struct tux3_walk_error *e)
 		im->noreplay_skipped++;
 		return 0;
 	}
-	error_text(c, e->err, text, sizeof(text));
+	tux3_format_error(e->err, text, sizeof(text));
 	image_warn(im, "%s: skipped", text);
 	/* the damaged node itself goes into the image: it is what the
 	 * image is for */
@@ -392,7 +372,7 @@ static int cb_log_error(void *ctx, const struct tux3_error *err)
 		blkmap_set_range(&im->all, err->block, 1);
 	if (!c->report)
 		return 0;
-	error_text(c, err, text, sizeof(text));
+	tux3_format_error(err, text, sizeof(text));
 	image_warn(im, "log: %s", text);
 	return 0;
 }

@@ -83,7 +83,7 @@ static int check_header(struct rst *r)
 	if (memcmp(h + IMG_H_MAGIC, IMG_MAGIC, 8))
 		return damaged(r, IMG_H_MAGIC, "no tux3image magic (not a "
 			       "compact image made by tux3image)");
-	uint32_t crc = crc32c(0, h, IMG_HEADER_CRC_AT);
+	uint32_t crc = tux3_crc32c(0, h, IMG_HEADER_CRC_AT);
 	if (be32(h + IMG_HEADER_CRC_AT) != crc)
 		return damaged(r, IMG_HEADER_CRC_AT, "header CRC32C 0x%08x "
 			       "does not match the stored 0x%08x", crc,
@@ -131,7 +131,7 @@ static int pass(struct rst *r, int write)
 		if (be32(h + IMG_R_MAGIC) != IMG_RUN_MAGIC)
 			return damaged(r, pos, "run %" PRIu64 ": bad magic",
 				       seq);
-		uint32_t crc = crc32c(0, h, IMG_RUN_CRC_AT);
+		uint32_t crc = tux3_crc32c(0, h, IMG_RUN_CRC_AT);
 		if (be32(h + IMG_RUN_CRC_AT) != crc)
 			return damaged(r, pos + IMG_RUN_CRC_AT, "run %" PRIu64
 				       ": header CRC32C 0x%08x does not match "
@@ -168,7 +168,7 @@ static int pass(struct rst *r, int write)
 			if ((e = read_at(r, r->buf, (size_t)bytes, pos,
 					 "a run's blocks")))
 				return e;
-			crc = crc32c(0, r->buf, (size_t)bytes);
+			crc = tux3_crc32c(0, r->buf, (size_t)bytes);
 			if (crc != be32(h + IMG_R_DATACRC))
 				return damaged(r, pos, "run %" PRIu64 " (blocks "
 					       "%" PRIu64 "-%" PRIu64 "): "
@@ -227,7 +227,7 @@ static int pass(struct rst *r, int write)
 	uint8_t t[IMG_TRAILER_SIZE];
 	if ((e = read_at(r, t, sizeof(t), pos, "the trailer")))
 		return e;
-	uint32_t crc = crc32c(0, t, IMG_TRAILER_CRC_AT);
+	uint32_t crc = tux3_crc32c(0, t, IMG_TRAILER_CRC_AT);
 	if (be32(t + IMG_T_MAGIC) != IMG_TRAILER_MAGIC)
 		return damaged(r, pos, "no trailer after run %" PRIu64,
 			       r->runs);

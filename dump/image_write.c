@@ -60,9 +60,9 @@ static int emit_compact(struct out *o, uint64_t start, uint64_t count,
 	put_be32(h + IMG_R_FLAGS, data ? 0 : IMG_RUN_ZERO);
 	put_be64(h + IMG_R_START, start);
 	put_be32(h + IMG_R_COUNT, (uint32_t)count);
-	put_be32(h + IMG_R_DATACRC, data ? crc32c(0, data, bytes) : 0);
+	put_be32(h + IMG_R_DATACRC, data ? tux3_crc32c(0, data, bytes) : 0);
 	put_be32(h + IMG_R_SEQ, (uint32_t)o->seq);
-	put_be32(h + IMG_RUN_CRC_AT, crc32c(0, h, IMG_RUN_CRC_AT));
+	put_be32(h + IMG_RUN_CRC_AT, tux3_crc32c(0, h, IMG_RUN_CRC_AT));
 	int e = write_all(o->fd, h, sizeof(h), o->pos);
 	if (!e && bytes)
 		e = write_all(o->fd, data, bytes, o->pos + sizeof(h));
@@ -198,7 +198,7 @@ static void fill_header(struct out *o, uint8_t *h)
 				 (uint64_t)ts.tv_nsec);
 	memcpy(h + IMG_H_UUID, im->uuid, 16);
 	put_be64(h + IMG_H_DATABLOCKS, im->out_blocks - im->out_zero_blocks);
-	put_be32(h + IMG_HEADER_CRC_AT, crc32c(0, h, IMG_HEADER_CRC_AT));
+	put_be32(h + IMG_HEADER_CRC_AT, tux3_crc32c(0, h, IMG_HEADER_CRC_AT));
 }
 
 static int write_compact(struct out *o)
@@ -213,7 +213,7 @@ static int write_compact(struct out *o)
 	put_be32(t + IMG_T_MAGIC, IMG_TRAILER_MAGIC);
 	put_be64(t + IMG_T_RUNS, im->out_runs);
 	put_be64(t + IMG_T_BLOCKS, im->out_blocks);
-	put_be32(t + IMG_TRAILER_CRC_AT, crc32c(0, t, IMG_TRAILER_CRC_AT));
+	put_be32(t + IMG_TRAILER_CRC_AT, tux3_crc32c(0, t, IMG_TRAILER_CRC_AT));
 	if ((e = write_all(o->fd, t, sizeof(t), o->pos)))
 		return e;
 	o->pos += sizeof(t);

@@ -194,7 +194,7 @@ static void check_extension(struct fsck *f, const uint8_t *sbraw)
 		return;
 	bool framed = be32(r) == SUPEREXT_MAGIC;
 	bool crc_ok = framed && be32(r + SUPEREXT_CRC_OFFSET) ==
-				crc32c(0, r, SUPEREXT_CRC_OFFSET);
+				tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET);
 	if (crc_ok) {
 		/* its own CRC vouches for it: a version we do not know */
 		fsck_problem(f, P1_EXT_BAD, false, NULL,

@@ -761,7 +761,7 @@ int tux3_decode_super(const uint8_t *sb4096, tux3_field_fn fn, void *ctx)
 void tux3_superext_fix_crc(uint8_t *sb4096)
 {
 	uint8_t *r = sb4096 + SUPEREXT_OFFSET;
-	put_be32(r + SUPEREXT_CRC_OFFSET, crc32c(0, r, SUPEREXT_CRC_OFFSET));
+	put_be32(r + SUPEREXT_CRC_OFFSET, tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET));
 }
 
 /* ---- raw volume access ---- */

@@ -305,10 +305,10 @@ uint32_t log_block_crc(const uint8_t *blk, unsigned blocksize,
 	uint8_t seed[8];
 
 	put_be64(seed, blocknr);
-	uint32_t c = crc32c(0, seed, sizeof(seed));
-	c = crc32c(c, blk, LOG_CRC_OFFSET);
-	c = crc32c(c, zero, sizeof(zero));
-	return crc32c(c, blk + LOG_CRC_OFFSET + 4,
+	uint32_t c = tux3_crc32c(0, seed, sizeof(seed));
+	c = tux3_crc32c(c, blk, LOG_CRC_OFFSET);
+	c = tux3_crc32c(c, zero, sizeof(zero));
+	return tux3_crc32c(c, blk + LOG_CRC_OFFSET + 4,
 		      blocksize - LOG_CRC_OFFSET - 4);
 }
 

@@ -19,7 +19,7 @@ void sb2_encode(uint8_t *out, const uint8_t *sb4096)
 	put_be32(t, SB2_MAGIC);
 	put_be16(t + 4, 1);			/* version */
 	put_be16(t + 6, SB2_COPY);		/* bytes copied */
-	put_be32(out + SB2_CRC_AT, crc32c(0, out, SB2_CRC_AT));
+	put_be32(out + SB2_CRC_AT, tux3_crc32c(0, out, SB2_CRC_AT));
 }
 
 int sb2_decode(const uint8_t *in, uint8_t *sb4096, char *why, size_t len)
@@ -30,7 +30,7 @@ int sb2_decode(const uint8_t *in, uint8_t *sb4096, char *why, size_t len)
 			 "0x%08x)", SB2_OFFSET, be32(t));
 		return -ENOENT;
 	}
-	uint32_t want = be32(in + SB2_CRC_AT), got = crc32c(0, in, SB2_CRC_AT);
+	uint32_t want = be32(in + SB2_CRC_AT), got = tux3_crc32c(0, in, SB2_CRC_AT);
 	if (want != got) {
 		snprintf(why, len, "secondary superblock at byte %u: CRC32C "
 			 "0x%08x does not match the stored 0x%08x", SB2_OFFSET,

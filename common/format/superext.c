@@ -9,34 +9,6 @@
 #include <stdio.h>
 #include "internal.h"
 
-/* CRC32C (Castagnoli), reflected polynomial 0x82F63B78, table-driven. */
-static uint32_t crc32c_table[256];
-static bool crc32c_ready;
-
-static void crc32c_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
-		crc32c_table[i] = c;
-	}
-	/* Every thread computes the same table; publishing it twice is
-	 * harmless, but keep the flag write after the table writes. */
-	__atomic_store_n(&crc32c_ready, true, __ATOMIC_RELEASE);
-}
-
-uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	if (!__atomic_load_n(&crc32c_ready, __ATOMIC_ACQUIRE))
-		crc32c_init();
-	crc = ~crc;
-	while (len--)
-		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
-
 static bool all_zero(const uint8_t *p, size_t len)
 {
 	while (len--)
@@ -62,7 +34,7 @@ int superext_decode(const uint8_t *sb4096, struct tux3_identity *id,
 		return -EUCLEAN;
 	}
 	uint32_t want = be32(r + SUPEREXT_CRC_OFFSET);
-	uint32_t got = crc32c(0, r, SUPEREXT_CRC_OFFSET);
+	uint32_t got = tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET);
 	if (want != got) {
 		snprintf(why, whylen, "CRC32C 0x%08x does not match the "
 			 "stored 0x%08x", got, want);
@@ -118,7 +90,7 @@ void superext_encode(uint8_t *sb4096, const struct tux3_identity *id,
 	put_be32(r + 128, sb->logcount);
 	put_be64(r + 136, sb->iroot);
 	put_be64(r + 144, sb->oroot);
-	put_be32(r + SUPEREXT_CRC_OFFSET, crc32c(0, r, SUPEREXT_CRC_OFFSET));
+	put_be32(r + SUPEREXT_CRC_OFFSET, tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET));
 }
 
 bool superext_sealed(const struct superext_seal *seal,
@@ -227,5 +199,5 @@ void superext_set_crclog(uint8_t *sb4096, uint32_t crclog)
 	uint8_t *r = sb4096 + SUPEREXT_OFFSET;
 
 	put_be32(r + SUPEREXT_CRCLOG_OFFSET, crclog);
-	put_be32(r + SUPEREXT_CRC_OFFSET, crc32c(0, r, SUPEREXT_CRC_OFFSET));
+	put_be32(r + SUPEREXT_CRC_OFFSET, tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET));
 }

@@ -14,10 +14,9 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "tux3.h"
 #include "format/endian.h"
 #include "version/version.h"
-
-uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
 size_t vtable_size(const struct vtree *vt)
 {
@@ -47,7 +46,7 @@ void vtable_encode(const struct vtree *vt, uint8_t *buf)
 		}
 		memcpy(r + 24, v->name, strnlen(v->name, VERSION_NAME_MAX));
 	}
-	put_be32(buf + 12, crc32c(0, buf, size));
+	put_be32(buf + 12, tux3_crc32c(0, buf, size));
 }
 
 static int bad(size_t *bad_at, size_t off)
@@ -77,9 +76,9 @@ int vtable_decode(struct vtree *vt, const uint8_t *buf, size_t len,
 	    len < VTABLE_HEADER + (size_t)top * VTABLE_RECORD)
 		return bad(bad_at, 8);
 	size_t size = VTABLE_HEADER + (size_t)top * VTABLE_RECORD;
-	uint32_t crc = crc32c(0, buf, 12);
-	crc = crc32c(crc, "\0\0\0\0", 4);
-	crc = crc32c(crc, buf + 16, size - 16);
+	uint32_t crc = tux3_crc32c(0, buf, 12);
+	crc = tux3_crc32c(crc, "\0\0\0\0", 4);
+	crc = tux3_crc32c(crc, buf + 16, size - 16);
 	if (crc != be32(buf + 12))
 		return bad(bad_at, 12);
 	if (!zero(buf + 16, VTABLE_HEADER - 16))

@@ -99,7 +99,7 @@ static void unseal(void)
 	pread_at(sb, sizeof(sb), TUX3_SB_OFFSET);
 	uint8_t *r = sb + SUPEREXT_OFFSET;
 	put_be32(r + 128, be32(r + 128) + 1);
-	put_be32(r + SUPEREXT_CRC_OFFSET, crc32c(0, r, SUPEREXT_CRC_OFFSET));
+	put_be32(r + SUPEREXT_CRC_OFFSET, tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET));
 	pwrite_at(sb, sizeof(sb), TUX3_SB_OFFSET);
 	CHECK(!is_sealed());
 }

@@ -161,7 +161,7 @@ TEST(good_primary_wins)
 	uint8_t raw[SB2_LEN];
 	rw_at(false, raw, sizeof(raw), SB2_OFFSET);
 	put_be32(raw + 96, 7);		/* logcount */
-	put_be32(raw + SB2_CRC_AT, crc32c(0, raw, SB2_CRC_AT));
+	put_be32(raw + SB2_CRC_AT, tux3_crc32c(0, raw, SB2_CRC_AT));
 	rw_at(true, raw, sizeof(raw), SB2_OFFSET);
 	char msg[300];
 	CHECK_EQ(tux3_sb2_restore(scratch_path(), 1, msg, sizeof(msg)), 1);
