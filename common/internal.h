@@ -303,10 +303,7 @@ struct btree_ops {
 	void (*leaf_init)(struct tux3_volume *vol, uint8_t *leaf,
 			  uint64_t key);
 	leaf_split_fn leaf_split;
-	/* the writing half of a tree's ops (write path files) */
-	const struct btree_ops *write;
 };
-extern const struct btree_ops dtree_write_ops, itree_write_ops;
 extern const struct btree_ops itree_ops, otree_ops, dtree_ops;
 
 struct btree {
@@ -348,9 +345,7 @@ uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p);
 int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved);
 int btree_split_leaf_by(struct btree *bt, struct wpath *p,
 			leaf_split_fn split, bool *root_moved);
-int btree_create_leaf(struct btree *bt, uint64_t goal,
-		      void (*init)(struct tux3_volume *vol, uint8_t *leaf,
-				   uint64_t key));
+int btree_create_leaf(struct btree *bt, uint64_t goal);
 /* inode_write.c */
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
 		 unsigned *len);
@@ -632,7 +627,7 @@ int superext_load(struct tux3_volume *vol);
  * recompute its CRC (after superext_encode). */
 void superext_set_crclog(uint8_t *sb4096, uint32_t crclog);
 /* Log blocks whose CRC replay may verify: the seal's count when the LOG_CRC
- * feature is on and the seal matches vol->super, else 0 (log_write.c). */
+ * feature is on and the seal matches vol->super, else 0. */
 uint32_t log_crc_trusted(const struct tux3_volume *vol);
 
 /* ---- sb2.c: the secondary superblock (SB_BACKUP, format.md 15.3) ----
@@ -949,7 +944,6 @@ struct open_ref {
 	tux3_ino_t inum;
 	unsigned count;
 };
-extern const struct btree_ops otree_write_ops;
 int orphan_unify(struct tux3_volume *vol);
 int orphan_begin(struct tux3_volume *vol, uint64_t inum);
 int orphan_end(struct tux3_volume *vol, uint64_t inum);

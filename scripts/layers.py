@@ -79,12 +79,12 @@ def file_rank(rel):
 def header_rank(rel):
     """Rank of a header; None means an umbrella header (never counted)."""
     folder, base = os.path.split(rel)
-    if folder:
-        return FOLDER_RANKS.get(folder.split("/")[0], DEFAULT_RANK)
     if base in PUBLIC_HEADERS:
         return -1
     if base in UMBRELLA_HEADERS:
         return None
+    if folder:
+        return FOLDER_RANKS.get(folder.split("/")[0], DEFAULT_RANK)
     if base in HEADER_RANKS:
         return HEADER_RANKS[base]
     rank = table_rank(base[:-2] + ".c")

@@ -75,11 +75,29 @@ static int dleaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 	return 0;
 }
 
+static void dtree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
+			    uint64_t key)
+{
+	(void)vol; (void)key;
+	dleaf_init(leaf);
+}
+
+static int dtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
+			    uint8_t *newleaf, uint64_t *sep)
+{
+	int64_t s = dleaf_split(leaf, newleaf, vol->blocksize);
+	if (s < 0)
+		return (int)s;
+	*sep = (uint64_t)s;
+	return 0;
+}
+
 const struct btree_ops dtree_ops = {
 	.name = "data tree",
 	.leaf_magic = TUX3_MAGIC_DLEAF,
 	.leaf_check = dleaf_check,
-	.write = &dtree_write_ops,
+	.leaf_init = dtree_leaf_init,
+	.leaf_split = dtree_leaf_split,
 };
 
 /*

@@ -89,18 +89,44 @@ static int otree_leaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 	return ileaf_check(vol, leaf, blocknr, lo, hi, TUX3_MAGIC_OLEAF);
 }
 
+static void itree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
+			    uint64_t key)
+{
+	ileaf_init(leaf, vol->blocksize, TUX3_MAGIC_ILEAF, key);
+}
+
+static int itree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
+			    uint8_t *newleaf, uint64_t *sep)
+{
+	return ileaf_split(leaf, newleaf, vol->blocksize, sep);
+}
+
+static void otree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
+			    uint64_t key)
+{
+	ileaf_init(leaf, vol->blocksize, TUX3_MAGIC_OLEAF, key);
+}
+
+static int otree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
+			    uint8_t *newleaf, uint64_t *sep)
+{
+	return ileaf_split(leaf, newleaf, vol->blocksize, sep);
+}
+
 const struct btree_ops itree_ops = {
 	.name = "inode table",
 	.leaf_magic = TUX3_MAGIC_ILEAF,
 	.leaf_check = itree_leaf_check,
-	.write = &itree_write_ops,
+	.leaf_init = itree_leaf_init,
+	.leaf_split = itree_leaf_split,
 };
 
 const struct btree_ops otree_ops = {
 	.name = "orphan table",
 	.leaf_magic = TUX3_MAGIC_OLEAF,
 	.leaf_check = otree_leaf_check,
-	.write = &otree_write_ops,
+	.leaf_init = otree_leaf_init,
+	.leaf_split = otree_leaf_split,
 };
 
 /*

@@ -201,3 +201,25 @@ void superext_set_crclog(uint8_t *sb4096, uint32_t crclog)
 	put_be32(r + SUPEREXT_CRCLOG_OFFSET, crclog);
 	put_be32(r + SUPEREXT_CRC_OFFSET, tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET));
 }
+
+/* The magic or the feature bit says the volume has versions (the two
+ * must agree; the version layer checks that at open). */
+bool vtable_marked(const struct tux3_volume *vol)
+{
+	return !memcmp(vol->super.magic, tux3_magic_versions, 8) ||
+	       (vol->ident.present &&
+		(vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS));
+}
+
+/* How many of the newest log blocks carry our CRC: what the sealed
+ * record says, when the LOG_CRC feature is on and the seal matches the
+ * superblock, else 0. */
+uint32_t log_crc_trusted(const struct tux3_volume *vol)
+{
+	if (!vol->ident.present ||
+	    !(vol->ident.compat & SUPEREXT_COMPAT_LOG_CRC) ||
+	    !superext_sealed(&vol->seal, &vol->super))
+		return 0;
+	return vol->seal.crclog < vol->super.logcount ? vol->seal.crclog :
+	       vol->super.logcount;
+}

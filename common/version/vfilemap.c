@@ -68,18 +68,12 @@ static int vdtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
 	return 0;
 }
 
-const struct btree_ops vdtree_write_ops = {
-	.name = "versioned data tree",
-	.leaf_magic = TUX3_MAGIC_VLEAF,
-	.leaf_init = vdtree_leaf_init,
-	.leaf_split = vdtree_leaf_split,
-};
-
 const struct btree_ops vdtree_ops = {
 	.name = "versioned data tree",
 	.leaf_magic = TUX3_MAGIC_VLEAF,
 	.leaf_check = vleaf_check,
-	.write = &vdtree_write_ops,
+	.leaf_init = vdtree_leaf_init,
+	.leaf_split = vdtree_leaf_split,
 };
 
 /* ---- helpers ---- */
@@ -375,7 +369,7 @@ int vfilemap_convert(struct tux3_volume *vol, struct inode *inode)
 				       .label = VERSION_ORIGIN,
 				       .phys = r.block };
 		struct vextents x = { .r = &rec, .n = 1, .cap = 1 };
-		if ((err = btree_create_leaf(&bt, r.block, vdtree_leaf_init)))
+		if ((err = btree_create_leaf(&bt, r.block)))
 			return err;
 		uint8_t *leaf = overlay_find(&vol->overlay, bt.root.block,
 					     NULL);
@@ -587,7 +581,7 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 		struct btree bt = tree_of(vol, inode, &vdtree_ops);
 		uint64_t goal = vol->alloc_cursor ? vol->alloc_cursor :
 				(inode->inum + logical) % vol->volblocks;
-		if ((err = btree_create_leaf(&bt, goal, vdtree_leaf_init)))
+		if ((err = btree_create_leaf(&bt, goal)))
 			return err;
 		inode->dtree = root_pack(bt.root);
 		inode->present |= 1u << ATTR_DATA_BTREE;

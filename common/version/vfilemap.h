@@ -25,7 +25,7 @@
 #include "version/version.h"
 
 /* The versioned data tree's ops (leaf_magic 0xbe7a) and its write half. */
-extern const struct btree_ops vdtree_ops, vdtree_write_ops;
+extern const struct btree_ops vdtree_ops;
 
 /* Is the file's data tree made of vleaves?  (false: no tree, a direct
  * extent, dleaves, or the tree cannot be read) */

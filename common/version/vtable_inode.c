@@ -106,12 +106,6 @@ int vtable_open(struct tux3_volume *vol)
 	return 0;
 }
 
-bool vtable_marked(const struct tux3_volume *vol)
-{
-	return has_versions(vol) || (vol->ident.present &&
-		(vol->ident.incompat & TUX3_FEATURE_INCOMPAT_VERSIONS));
-}
-
 int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx)
 {
 	const struct vtree *vt = vol->vt;

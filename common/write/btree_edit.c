@@ -227,10 +227,9 @@ static int insert_index(struct btree *bt, struct wpath *p, int level,
  */
 int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved)
 {
-	const struct btree_ops *w = bt->ops->write;
-	if (!w || !w->leaf_split)
+	if (!bt->ops->leaf_split)
 		return -EOPNOTSUPP;
-	return btree_split_leaf_by(bt, p, w->leaf_split, root_moved);
+	return btree_split_leaf_by(bt, p, bt->ops->leaf_split, root_moved);
 }
 
 /* The same, with a split rule of the caller's (see itable_set). */
@@ -263,9 +262,7 @@ int btree_split_leaf_by(struct btree *bt, struct wpath *p,
 }
 
 /* A new tree of one empty leaf (depth 1), e.g. a file's first dleaf. */
-int btree_create_leaf(struct btree *bt, uint64_t goal,
-		      void (*init)(struct tux3_volume *vol, uint8_t *leaf,
-				   uint64_t key))
+int btree_create_leaf(struct btree *bt, uint64_t goal)
 {
 	struct tux3_volume *vol = bt->vol;
 	uint64_t block;
@@ -276,7 +273,7 @@ int btree_create_leaf(struct btree *bt, uint64_t goal,
 		return err;
 	if ((err = log_balloc(vol, block, 1)))
 		return err;
-	init(vol, img, 0);
+	bt->ops->leaf_init(vol, img, 0);
 	bt->root = (struct root){ .block = block, .depth = 1 };
 	return 0;
 }

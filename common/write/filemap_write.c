@@ -36,28 +36,6 @@ static void unmapped(void *ctx, uint64_t physical, uint64_t count)
 		u->err = release_blocks(u->vol, physical, count);
 }
 
-static void dtree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
-			    uint64_t key)
-{
-	(void)vol; (void)key;
-	dleaf_init(leaf);
-}
-
-static int dtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
-			    uint8_t *newleaf, uint64_t *sep)
-{
-	int64_t s = dleaf_split(leaf, newleaf, vol->blocksize);
-	if (s < 0)
-		return (int)s;
-	*sep = (uint64_t)s;
-	return 0;
-}
-
-const struct btree_ops dtree_write_ops = {
-	.leaf_init = dtree_leaf_init,
-	.leaf_split = dtree_leaf_split,
-};
-
 static struct btree dtree_of(struct tux3_volume *vol, struct inode *inode)
 {
 	struct btree bt = { .vol = vol, .root = root_unpack(inode->dtree),
@@ -113,7 +91,7 @@ static int direct_to_tree(struct tux3_volume *vol, struct inode *inode)
 	struct root r = root_unpack(inode->dtree);
 	struct btree bt = { .vol = vol, .ops = &dtree_ops,
 			    .owner = inode->inum };
-	int err = btree_create_leaf(&bt, r.block, dtree_leaf_init);
+	int err = btree_create_leaf(&bt, r.block);
 	if (err)
 		return err;
 	inode->dtree = root_pack(bt.root);
@@ -142,7 +120,7 @@ int filemap_set(struct tux3_volume *vol, struct inode *inode,
 		}
 		struct btree bt = { .vol = vol, .ops = &dtree_ops,
 				    .owner = inode->inum };
-		if ((err = btree_create_leaf(&bt, physical, dtree_leaf_init)))
+		if ((err = btree_create_leaf(&bt, physical)))
 			return err;
 		inode->dtree = root_pack(bt.root);
 		return dtree_map(vol, inode, logical, physical, count);

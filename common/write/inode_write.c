@@ -6,23 +6,6 @@
 #include <stdlib.h>
 #include "internal.h"
 
-static void itree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
-			    uint64_t key)
-{
-	ileaf_init(leaf, vol->blocksize, TUX3_MAGIC_ILEAF, key);
-}
-
-static int itree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
-			    uint8_t *newleaf, uint64_t *sep)
-{
-	return ileaf_split(leaf, newleaf, vol->blocksize, sep);
-}
-
-const struct btree_ops itree_write_ops = {
-	.leaf_init = itree_leaf_init,
-	.leaf_split = itree_leaf_split,
-};
-
 /* The blob of an inode: fixed attributes, then one XATTR per xattr. */
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
 		 unsigned *len)

@@ -134,16 +134,6 @@ int log_write_blocks(struct tux3_volume *vol)
 	return written;
 }
 
-uint32_t log_crc_trusted(const struct tux3_volume *vol)
-{
-	if (!vol->ident.present ||
-	    !(vol->ident.compat & SUPEREXT_COMPAT_LOG_CRC) ||
-	    !superext_sealed(&vol->seal, &vol->super))
-		return 0;
-	return vol->seal.crclog < vol->super.logcount ? vol->seal.crclog :
-	       vol->super.logcount;
-}
-
 void wlog_free(struct wlog *w)
 {
 	free(w->buf);

@@ -15,23 +15,6 @@
 #include <stdlib.h>
 #include "internal.h"
 
-static void otree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
-			    uint64_t key)
-{
-	ileaf_init(leaf, vol->blocksize, TUX3_MAGIC_OLEAF, key);
-}
-
-static int otree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
-			    uint8_t *newleaf, uint64_t *sep)
-{
-	return ileaf_split(leaf, newleaf, vol->blocksize, sep);
-}
-
-const struct btree_ops otree_write_ops = {
-	.leaf_init = otree_leaf_init,
-	.leaf_split = otree_leaf_split,
-};
-
 /* Insert (add) or remove an inode's ORPHAN record in the otree. */
 static int otree_set(struct tux3_volume *vol, uint64_t inum, bool add)
 {
@@ -42,7 +25,7 @@ static int otree_set(struct tux3_volume *vol, uint64_t inum, bool add)
 	if (!vol->oroot.depth) {
 		if (!add)
 			return 0;
-		if ((err = btree_create_leaf(&bt, inum, otree_leaf_init)))
+		if ((err = btree_create_leaf(&bt, inum)))
 			return err;
 		vol->oroot = bt.root;
 		vol->super_dirty = true;
