@@ -896,6 +896,9 @@ int64_t bitmap_modify(struct tux3_volume *vol, uint64_t start,
 		      uint64_t count, bool set);
 int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
 			uint8_t *buf);
+/* The live chunk (bitmap block) index, loaded on first use; NULL with
+ * *err set when it cannot be read. */
+uint8_t *bitmap_chunk(struct tux3_volume *vol, uint64_t index, int *err);
 typedef int (*bitmap_run_fn)(void *ctx, uint64_t chunk, uint64_t start,
 			     uint64_t count, int stale);
 int bitmap_runs(struct tux3_volume *vol, bitmap_run_fn fn, void *ctx);
