@@ -530,6 +530,7 @@ typedef int (*dirent_fn)(void *ctx, const struct dirent_info *d);
 int dirblock_iterate(struct tux3_volume *vol, const uint8_t *blk,
 		     unsigned size, uint64_t base, uint64_t blocknr,
 		     tux3_ino_t dir, dirent_fn fn, void *ctx);
+/* dir.c: every live record of a directory, through its file map */
 int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 		dirent_fn fn, void *ctx);
 /* The same, but a block whose records fail validation is reported to bad
@@ -924,6 +925,9 @@ int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int balloc_commit_done(struct tux3_volume *vol);
 int bitmap_flush(struct tux3_volume *vol);
 uint64_t balloc_dir_goal(struct tux3_volume *vol);
+/* raw.c: 0, or -ERANGE (the volume error set) when len bytes at offset
+ * run past the device end */
+int raw_range(struct tux3_volume *vol, uint64_t offset, size_t len);
 /* commit.c */
 int delta_commit(struct tux3_volume *vol, bool force_unify);
 /* check.c: blocks the committed state's on-disk contents matter for */

@@ -33,19 +33,19 @@ import sys
 RANKS = {
     0: "device.c devcache.c overlay.c record.c blockset.c vol_io.c crc32c.c",  # io
     1: "super.c superext.c sb2.c bnode.c ileaf.c dleaf.c iattr.c dirent.c"
-       " atom.c log.c fields.c",                                             # format
+       " log.c fields.c",                                                    # format
     2: "btree.c inode.c filemap.c namei.c xattr.c orphan.c replay.c"
-       " replay_steps.c logscan.c walk.c bitmap.c dirwalk.c atable.c",       # core
+       " replay_steps.c logscan.c bitmap.c dir.c atom.c raw.c",              # core
     3: "btree_edit.c balloc.c commit.c logwrite.c log_write.c inode_write.c"
        " filemap_write.c namei_write.c orphan_write.c atom_write.c"
-       " fallocate.c mkfs.c data_write.c",                                   # write
+       " fallocate.c mkfs.c data_write.c raw_write.c",                                   # write
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c vinode.c"
        " vinode_data.c vtable.c vtable_inode.c version_ops.c",               # version
-    5: "volume.c",                                                           # volume
+    5: "volume.c walk.c",                                                    # top
     6: "check.c fsck*.c",                                                    # check
 }
 FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "write": 3, "version": 4,
-                "volume": 5, "check": 6}
+                "top": 5, "check": 6}
 PUBLIC_HEADERS = {"tux3.h", "tux3_fields.h", "tux3_fsck.h", "tux3_walk.h"}
 UMBRELLA_HEADERS = {"internal.h"}
 HEADER_RANKS = {"record.h": 0, "endian.h": 1, "version.h": 4, "vfilemap.h": 4,
