@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "internal.h"
-#include "version/vfilemap.h"
 
 int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		 uint64_t start, uint64_t end, extent_fn fn, void *ctx)
@@ -16,19 +15,9 @@ int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		return 0;
 	/* on a volume with versions, a file of versioned leaves reads as
 	 * the selected version sees it */
-	if (!r.direct && vtable_marked(vol) &&
-	    vfilemap_is_versioned(vol, inode)) {
-		if (!vol->vt)
-			return vol_error(vol, -EUCLEAN, TUX3_NONE, inode->inum,
-					 TUX3_NONE, "inode %" PRIu64 ": versioned "
-					 "data, but the version table could "
-					 "not be read", inode->inum);
-		unsigned label = VERSION_ORIGIN;
-		int err = inode->inum >= TUX3_ROOT_INO ?
-			  vol_label(vol, &label) : 0;
-		return err ? err : vfilemap_walk(vol, inode, vol->vt, label,
-						 start, end, fn, ctx);
-	}
+	if (!r.direct && vtable_marked(vol) && vol->vops &&
+	    vol->vops->file_versioned(vol, inode))
+		return vol->vops->filemap_walk(vol, inode, start, end, fn, ctx);
 	tux3_clear_error(vol);
 	if (r.direct) {
 		struct extent x = { 0, r.block, r.count, 0, 0 };

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "internal.h"
-#include "version/version.h"
 
 struct decode_state {
 	struct inode *inode;
@@ -165,7 +164,8 @@ int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode)
 			/* the selected version's attributes */
 			uint8_t *view = NULL;
 			unsigned vlen = 0;
-			err = vinode_view(vol, inum, blob, len, &view, &vlen);
+			err = vol->vops->view(vol, inum, blob, len, &view,
+					      &vlen);
 			if (!err)
 				err = inode_from_blob(vol, inum, view, vlen,
 						      cursor_leaf_block(&c),

@@ -240,6 +240,8 @@ enum {
 	ATTR_RDEV = 0, ATTR_MODE_OWNER = 1, ATTR_DATA_BTREE = 2,
 	ATTR_CTIME_SIZE = 3, ATTR_LINK_COUNT = 4, ATTR_MTIME = 5,
 	ATTR_IDATA = 11, ATTR_XATTR = 12,
+	VATTR_ABSENT = 10,	/* versions: the marker of an attribute a
+				 * version does not have (format.md 17.3a) */
 };
 
 struct xattr_ref {
@@ -747,6 +749,7 @@ struct tux3_volume {
 	uint64_t crclog_chain;
 	/* versions (vtable_inode.c): NULL on a volume without them */
 	struct vtree *vt;
+	const struct vinode_ops *vops;	/* set by the open (see vinode_ops) */
 	struct vdelete_plan *vpending;	/* a delete to resume, or NULL */
 	size_t write_done;		/* bytes the last inode_write_data
 					 * wrote before it stopped */
@@ -755,6 +758,60 @@ struct tux3_volume {
 	bool vt_dirty;			/* vt changed by a write (an
 					 * implicit child): saved at commit */
 };
+
+/*
+ * How a volume with versions reads and changes its inodes and file data:
+ * the version layer's table (version/vinode.c: vinode_ops), which the
+ * open sets on every volume.  The core and the write path ask
+ * vinode_applies() and call through it, so that they never name the
+ * version layer that is built on them; NULL (a bare in-memory volume)
+ * means the 2014 paths only.
+ */
+struct vinode_ops {
+	/* inodes: the blob as the selected version reads it (a 2014 blob),
+	 * and that view's changes merged back into every version's blob */
+	int (*view)(struct tux3_volume *vol, tux3_ino_t inum,
+		    const uint8_t *blob, unsigned len, uint8_t **view,
+		    unsigned *vlen);
+	int (*merge)(struct tux3_volume *vol, tux3_ino_t inum,
+		     const uint8_t *disk, unsigned dlen, const uint8_t *view,
+		     unsigned vlen, uint8_t **out, unsigned *olen);
+	/* room for the store an operation ends with (-ENOSPC first) */
+	int (*room)(struct tux3_volume *vol, tux3_ino_t inum);
+	/* file data in the selected version */
+	int (*write_data)(struct tux3_volume *vol, struct inode *inode,
+			  const void *buf, size_t len, uint64_t pos);
+	int (*truncate)(struct tux3_volume *vol, struct inode *inode,
+			uint64_t size);
+	int (*destroy)(struct tux3_volume *vol, struct inode *inode);
+	/* the file's tree is one of versioned leaves; its extents as the
+	 * selected version sees them */
+	bool (*file_versioned)(struct tux3_volume *vol,
+			       const struct inode *inode);
+	int (*filemap_walk)(struct tux3_volume *vol, const struct inode *inode,
+			    uint64_t start, uint64_t end, extent_fn fn,
+			    void *ctx);
+	/* the version table, changed by a write (an implicit child), saved
+	 * with the delta */
+	int (*table_save)(struct tux3_volume *vol);
+};
+extern const struct vinode_ops vinode_ops;
+
+/* The inode is seen through a version: the volume has a version table
+ * and the inode is not internal. */
+static inline bool vinode_applies(const struct tux3_volume *vol,
+				  tux3_ino_t inum)
+{
+	return vol->vops && vol->vt && inum >= TUX3_ROOT_INO;
+}
+
+/* Room in the inode's blob for the store an operation ends with: on a
+ * volume with versions, checked for every inode an operation changes
+ * before it changes any (-ENOSPC, the volume untouched). */
+static inline int inode_room(struct tux3_volume *vol, tux3_ino_t inum)
+{
+	return vinode_applies(vol, inum) ? vol->vops->room(vol, inum) : 0;
+}
 
 /* 0 when the volume may be changed: opened read-write, and no commit has
  * failed since; else -EROFS. */
@@ -781,7 +838,6 @@ void vtable_unload(struct tux3_volume *vol);
  * blob; -ENOENT when the inode does not exist in it).  merge: the
  * version's changed view written into the disk blob (*out malloc'd;
  * -ENOSPC when all versions no longer fit a leaf). */
-bool vinode_applies(const struct tux3_volume *vol, tux3_ino_t inum);
 int vol_label(struct tux3_volume *vol, unsigned *label);
 int vinode_view(struct tux3_volume *vol, tux3_ino_t inum,
 		const uint8_t *blob, unsigned len, uint8_t **view,
@@ -818,7 +874,7 @@ int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode);
 int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 	       unsigned *len);
 
-/* version_ops.c: snapshots on a volume opened TUX3_OPEN_RDWR.  create: a snapshot named name of the
+/* snapshot.c: snapshots on a volume opened TUX3_OPEN_RDWR.  create: a snapshot named name of the
  * live version (of NULL) or of the snapshot named of.  delete: the plan
  * recorded and committed (begin), every inode's lists processed,
  * the labels freed and committed; resume finishes a recorded plan. */

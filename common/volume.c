@@ -250,6 +250,7 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	if (!vol)
 		return -ENOMEM;
 	vol->mode = mode;
+	vol->vops = &vinode_ops;	/* versions plug in here */
 	tux3_clear_error(vol);
 	err = dev_open(&vol->dev, path, write && !shared, devmsg,
 		       sizeof(devmsg));
@@ -341,41 +342,6 @@ void tux3_close(struct tux3_volume *vol)
 	free(vol->scratch);
 	dev_close(&vol->dev);
 	free(vol);
-}
-
-void tux3_super_info(const struct tux3_volume *vol,
-		     struct tux3_super_info *info)
-{
-	const struct disksuper *sb = &vol->super;
-	memcpy(info->magic, sb->magic, 8);
-	info->birthdate = sb->birthdate;
-	info->flags = sb->flags;
-	info->blockbits = sb->blockbits;
-	info->blocksize = vol->blocksize;
-	info->volblocks = sb->volblocks;
-	info->iroot = sb->iroot;
-	info->oroot = sb->oroot;
-	info->usedinodes = sb->usedinodes;
-	info->nextblock = sb->nextblock;
-	info->atomdictsize = sb->atomdictsize;
-	info->freeatom = sb->freeatom;
-	info->atomgen = sb->atomgen;
-	info->logchain = sb->logchain;
-	info->logcount = sb->logcount;
-	info->freeblocks = vol->freeblocks;
-	info->live_iroot = root_pack(vol->iroot);
-	info->replayed = vol->replayed;
-}
-
-int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
-{
-	st->bsize = vol->blocksize;
-	st->blocks = vol->volblocks;
-	st->bfree = vol->freeblocks;
-	st->files = TUX3_KEY_LIMIT;	/* inode numbers are 48 bits */
-	st->ffree = TUX3_KEY_LIMIT - vol->super.usedinodes;
-	st->namelen = 255;
-	return 0;
 }
 
 unsigned tux3_replay_conflict_count(const struct tux3_volume *vol)

@@ -40,8 +40,8 @@ RANKS = {
        " filemap_write.c namei_write.c orphan_write.c atom_write.c"
        " fallocate.c mkfs.c data_write.c raw_write.c",                                   # write
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c vinode.c"
-       " vinode_data.c vtable.c vtable_inode.c version_ops.c",               # version
-    5: "volume.c walk.c",                                                    # top
+       " vinode_data.c vtable.c vtable_inode.c",                          # version
+    5: "volume.c walk.c snapshot.c",                                         # top
     6: "check.c fsck*.c",                                                    # check
 }
 FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "write": 3, "version": 4,
@@ -91,8 +91,9 @@ def header_rank(rel):
     return DEFAULT_RANK if rank is None else rank
 
 
-def read_objects(objdir):
-    """{rel .c path: (defined set, undefined set)} from nm -P."""
+def read_objects(objdir, srcdir=None):
+    """{rel .c path: (defined set, undefined set)} from nm -P; an object
+    whose source is gone (a file since moved) is left out."""
     objs = {}
     for root, dirs, files in os.walk(objdir):
         dirs.sort()
@@ -100,6 +101,9 @@ def read_objects(objdir):
             if not name.endswith(".o"):
                 continue
             path = os.path.join(root, name)
+            if srcdir and not os.path.exists(os.path.join(
+                    srcdir, os.path.relpath(path, objdir)[:-2] + ".c")):
+                continue
             out = subprocess.run(["nm", "-P", path], capture_output=True,
                                  text=True, check=True).stdout
             defs, undefs = set(), set()
@@ -214,7 +218,7 @@ def main():
             print("layers: no directory " + d, file=sys.stderr)
             return 2
     try:
-        objs = read_objects(objdir)
+        objs = read_objects(objdir, srcdir)
     except (OSError, subprocess.CalledProcessError) as e:
         print("layers: nm failed: %s" % e, file=sys.stderr)
         return 2
@@ -246,6 +250,9 @@ def main():
     print("largest loop: %d files: %s" % (len(largest), " ".join(largest)))
     print("loops: " + (" ".join(str(len(c)) for c in loops if len(c) > 1)
                        or "none"))
+    for c in loops[1:]:
+        if len(c) > 1:
+            print("  %d files: %s" % (len(c), " ".join(c)))
     print("layers: %d files, %d upward call arrows, %d upward include arrows,"
           " largest loop %d files" % (len(files), len(up_calls), len(up_incs),
                                       len(largest)))

@@ -8,7 +8,6 @@
  */
 #include <inttypes.h>
 #include "internal.h"
-#include "version/version.h"
 
 static const int fixed_size[16] = {
 	[ATTR_RDEV] = 8, [ATTR_MODE_OWNER] = 12, [ATTR_DATA_BTREE] = 8,

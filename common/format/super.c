@@ -183,3 +183,38 @@ void super_encode(uint8_t *raw, const struct disksuper *sb)
 	put_be64(raw + 88, sb->logchain);
 	put_be32(raw + 96, sb->logcount);
 }
+
+void tux3_super_info(const struct tux3_volume *vol,
+		     struct tux3_super_info *info)
+{
+	const struct disksuper *sb = &vol->super;
+	memcpy(info->magic, sb->magic, 8);
+	info->birthdate = sb->birthdate;
+	info->flags = sb->flags;
+	info->blockbits = sb->blockbits;
+	info->blocksize = vol->blocksize;
+	info->volblocks = sb->volblocks;
+	info->iroot = sb->iroot;
+	info->oroot = sb->oroot;
+	info->usedinodes = sb->usedinodes;
+	info->nextblock = sb->nextblock;
+	info->atomdictsize = sb->atomdictsize;
+	info->freeatom = sb->freeatom;
+	info->atomgen = sb->atomgen;
+	info->logchain = sb->logchain;
+	info->logcount = sb->logcount;
+	info->freeblocks = vol->freeblocks;
+	info->live_iroot = root_pack(vol->iroot);
+	info->replayed = vol->replayed;
+}
+
+int tux3_statfs(struct tux3_volume *vol, struct tux3_statfs *st)
+{
+	st->bsize = vol->blocksize;
+	st->blocks = vol->volblocks;
+	st->bfree = vol->freeblocks;
+	st->files = TUX3_KEY_LIMIT;	/* inode numbers are 48 bits */
+	st->ffree = TUX3_KEY_LIMIT - vol->super.usedinodes;
+	st->namelen = 255;
+	return 0;
+}

@@ -273,7 +273,6 @@ unsigned vext_check(struct vtree *vt, const struct vextents *x,
  * Label-0 attributes are written first, in the 2014 order, so an inode of
  * a volume without versions encodes exactly as before.
  */
-#define VATTR_ABSENT	10	/* attribute kind of the marker */
 #define VATTR_KEY(kind, atom)	((uint32_t)(kind) << 16 | (atom))
 #define VATTR_MAX	4096	/* attributes in one inode */
 

@@ -915,3 +915,20 @@ int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode)
 	free(data.v);
 	return err;
 }
+
+/* The file's extents as the volume's selected version sees them (an
+ * internal inode: as the origin does). */
+int vfilemap_walk_selected(struct tux3_volume *vol, const struct inode *inode,
+			   uint64_t start, uint64_t end, extent_fn fn,
+			   void *ctx)
+{
+	unsigned label = VERSION_ORIGIN;
+	if (!vol->vt)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, inode->inum,
+				 TUX3_NONE, "inode %" PRIu64 ": versioned "
+				 "data, but the version table could not be "
+				 "read", inode->inum);
+	int err = inode->inum >= TUX3_ROOT_INO ? vol_label(vol, &label) : 0;
+	return err ? err : vfilemap_walk(vol, inode, vol->vt, label, start,
+					 end, fn, ctx);
+}

@@ -29,6 +29,9 @@ extern const struct btree_ops vdtree_ops;
 
 /* Is the file's data tree made of vleaves?  (false: no tree, a direct
  * extent, dleaves, or the tree cannot be read) */
+int vfilemap_walk_selected(struct tux3_volume *vol, const struct inode *inode,
+			   uint64_t start, uint64_t end, extent_fn fn,
+			   void *ctx);
 bool vfilemap_is_versioned(struct tux3_volume *vol,
 			   const struct inode *inode);
 

@@ -19,14 +19,10 @@
 #include <string.h>
 #include "internal.h"
 #include "version/version.h"
+#include "version/vfilemap.h"
 
 #define KEY_MODE	VATTR_KEY(ATTR_MODE_OWNER, 0)
 #define KEY_DTREE	VATTR_KEY(ATTR_DATA_BTREE, 0)
-
-bool vinode_applies(const struct tux3_volume *vol, tux3_ino_t inum)
-{
-	return vol->vt && inum >= TUX3_ROOT_INO;
-}
 
 int vol_label(struct tux3_volume *vol, unsigned *label)
 {
@@ -342,3 +338,20 @@ const char *tux3_version_selected(struct tux3_volume *vol)
 	int l = vol->vtag && vol->vt ? vtree_find_tag(vol->vt, vol->vtag) : -1;
 	return l > 0 ? vol->vt->v[l].name : "";
 }
+
+static int table_save(struct tux3_volume *vol)
+{
+	return vtable_save(vol, vol->vt);
+}
+
+const struct vinode_ops vinode_ops = {
+	.view = vinode_view,
+	.merge = vinode_merge,
+	.room = vinode_room,
+	.write_data = vinode_write_data,
+	.truncate = vinode_truncate,
+	.destroy = vinode_destroy,
+	.file_versioned = vfilemap_is_versioned,
+	.filemap_walk = vfilemap_walk_selected,
+	.table_save = table_save,
+};

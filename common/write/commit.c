@@ -97,7 +97,7 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 
 	if (vol->vt_dirty) {
 		/* a write made an implicit child: the table goes with it */
-		if ((err = vtable_save(vol, vol->vt)))
+		if ((err = vol->vops->table_save(vol)))
 			return err;
 		vol->vt_dirty = false;
 	}

@@ -137,8 +137,8 @@ int inode_store(struct tux3_volume *vol, struct inode *inode)
 		unsigned dlen = 0, mlen = 0;
 		err = itree_blob(vol, inode->inum, &disk, &dlen);
 		if (!err)
-			err = vinode_merge(vol, inode->inum, disk, dlen, buf,
-					   len, &merged, &mlen);
+			err = vol->vops->merge(vol, inode->inum, disk, dlen,
+						buf, len, &merged, &mlen);
 		if (!err)
 			err = itree_set(vol, inode->inum, merged, mlen);
 		free(disk);

@@ -81,7 +81,7 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 	if (!len)
 		return 0;
 	if (vinode_applies(vol, inode->inum))
-		return vinode_write_data(vol, inode, buf, len, pos);
+		return vol->vops->write_data(vol, inode, buf, len, pos);
 	if (pos > iattr_max_data(bits) || len > iattr_max_data(bits) - pos)
 		return -EFBIG;
 	blk = malloc(bs);
@@ -158,7 +158,7 @@ int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 	int err = 0;
 
 	if (vinode_applies(vol, inode->inum))
-		return vinode_truncate(vol, inode, size);
+		return vol->vops->truncate(vol, inode, size);
 	if (size > iattr_max_data(bits))
 		return -EFBIG;
 	if (size < inode->size) {
@@ -365,7 +365,7 @@ static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
 		}
 		tux3_clear_error(vol);
 	}
-	if ((err = vinode_room(vol, dirino))) {
+	if ((err = inode_room(vol, dirino))) {
 		inode_free(&dir);
 		return err;
 	}
@@ -492,7 +492,7 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 		err = -EMLINK;
 		goto out;
 	}
-	if ((err = vinode_room(vol, ino)) || (err = vinode_room(vol, dirino)))
+	if ((err = inode_room(vol, ino)) || (err = inode_room(vol, dirino)))
 		goto out;
 	/* the entry first: its block may run out of space, and then
 	 * nothing has changed */
@@ -516,7 +516,7 @@ out:
 int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 {
 	if (vinode_applies(vol, inode->inum))
-		return vinode_destroy(vol, inode);
+		return vol->vops->destroy(vol, inode);
 	int err = xattr_release_all(vol, inode);
 	if (!err)
 		err = inode_free_unversioned(vol, inode);
@@ -578,8 +578,8 @@ static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
 		if (!err && !e.empty)
 			err = -ENOTEMPTY;
 	}
-	if (!err && !(err = vinode_room(vol, dirino)))
-		err = vinode_room(vol, f.inum);
+	if (!err && !(err = inode_room(vol, dirino)))
+		err = inode_room(vol, f.inum);
 	if (!err)
 		err = dir_remove(vol, &dir, f.pos);
 	if (!err) {
@@ -867,10 +867,10 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 		goto out;
 	/* every check is made: room for what the change stores, then the
 	 * change */
-	if ((err = vinode_room(vol, olddir)) ||
-	    (err = vinode_room(vol, newdir)) ||
-	    (err = vinode_room(vol, fo.inum)) ||
-	    (have_dst && (err = vinode_room(vol, fn.inum))))
+	if ((err = inode_room(vol, olddir)) ||
+	    (err = inode_room(vol, newdir)) ||
+	    (err = inode_room(vol, fo.inum)) ||
+	    (have_dst && (err = inode_room(vol, fn.inum))))
 		goto out;
 	int64_t now = vol_now(vol);
 	if (flags & TUX3_RENAME_EXCHANGE) {

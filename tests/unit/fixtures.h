@@ -37,6 +37,7 @@ static inline struct tux3_volume *fake_vol(unsigned bits, uint64_t volblocks)
 	struct tux3_volume *vol = calloc(1, sizeof(*vol));
 	CHECK(vol);
 	vol->dev.fd = -1;
+	vol->vops = &vinode_ops;
 	vol->blockbits = bits;
 	vol->blocksize = 1u << bits;
 	vol->volblocks = volblocks;

@@ -138,7 +138,7 @@ TEST(vtable_damage_named)
 	opens_with_warning(path, "byte 194");	/* 64 + 2 * 64 + 2 */
 }
 
-/* ---- snapshot create and delete through version_ops.c ---- */
+/* ---- snapshot create and delete through snapshot.c ---- */
 
 static struct tux3_volume *open_writer(const char *path)
 {
