@@ -11,7 +11,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 struct dict_load {
 	struct tux3_volume *vol;

@@ -8,7 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 int bitmap_init(struct tux3_volume *vol)
 {

@@ -7,7 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 static int cursor_load(struct cursor *c, int level, uint64_t blocknr,
 		       uint64_t lo, uint64_t hi)

@@ -4,7 +4,7 @@
  * format/dirent.c's.
  */
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 struct dir_walk {
 	struct tux3_volume *vol;

@@ -4,7 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		 uint64_t start, uint64_t end, extent_fn fn, void *ctx)

@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 #include "tux3_walk.h"
 
 int tux3_scan_log_raw(struct tux3_volume *vol,

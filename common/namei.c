@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "internal.h"
+#include "core.h"
 
 static int load_dir(struct tux3_volume *vol, tux3_ino_t ino,
 		    struct inode *dir)

@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 int orphan_add(struct orphan_set *s, tux3_ino_t inum)
 {

@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 #include "tux3_fields.h"
 
 unsigned tux3_block_size(const struct tux3_volume *vol)

@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 #define LOGERR(vol, lb, off, ...) \
 	vol_error(vol, -EUCLEAN, (lb)->blocknr, TUX3_NONE, off, __VA_ARGS__)

@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include "internal.h"
+#include "core.h"
 #include "tux3_walk.h"
 
 struct steps {

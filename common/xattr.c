@@ -5,7 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "core.h"
 
 int tux3_listxattr(struct tux3_volume *vol, tux3_ino_t ino, tux3_xattr_fn fn,
 		   void *ctx)

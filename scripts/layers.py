@@ -47,9 +47,10 @@ RANKS = {
 FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "write": 3, "version": 4,
                 "top": 5, "check": 6}
 PUBLIC_HEADERS = {"tux3.h", "tux3_fields.h", "tux3_fsck.h", "tux3_walk.h"}
-UMBRELLA_HEADERS = {"internal.h"}
-HEADER_RANKS = {"record.h": 0, "endian.h": 1, "version.h": 4, "vfilemap.h": 4,
-                "vleaf.h": 4, "fsck_internal.h": 6}
+UMBRELLA_HEADERS = set()
+HEADER_RANKS = {"volume.h": 0, "record.h": 0, "endian.h": 1, "core.h": 2,
+                "version.h": 4, "vfilemap.h": 4, "vleaf.h": 4,
+                "internal.h": 5, "fsck_internal.h": 6}
 DEFAULT_RANK = 2
 UNDEF_TYPES = "Uw"
 SHOW_SYMS = 4

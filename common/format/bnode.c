@@ -5,7 +5,7 @@
  *   [key_i, key_i+1); entry 0's key is not used for search.
  */
 #include <inttypes.h>
-#include "internal.h"
+#include "format/format.h"
 
 unsigned bnode_capacity(unsigned blocksize)
 {

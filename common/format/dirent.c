@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "format/format.h"
 
 int dirblock_iterate(struct tux3_volume *vol, const uint8_t *blk,
 		     unsigned size, uint64_t base, uint64_t blocknr,

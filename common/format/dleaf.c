@@ -7,7 +7,7 @@
  * previous extent.
  */
 #include <inttypes.h>
-#include "internal.h"
+#include "format/format.h"
 
 void dleaf_entry_get(const uint8_t *leaf, unsigned i, struct dleaf_entry *e)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "internal.h"
+#include "format/format.h"
 #include "tux3_fields.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -7,7 +7,7 @@
  * cannot be skipped safely, so it is an error rather than silent truncation.
  */
 #include <inttypes.h>
-#include "internal.h"
+#include "format/format.h"
 
 static const int fixed_size[16] = {
 	[ATTR_RDEV] = 8, [ATTR_MODE_OWNER] = 12, [ATTR_DATA_BTREE] = 8,

@@ -7,7 +7,7 @@
  *   blocksize - 2k ends the blob of inum ibase + k - 1.
  */
 #include <inttypes.h>
-#include "internal.h"
+#include "format/format.h"
 
 static inline unsigned dict_end(const uint8_t *leaf, unsigned blocksize,
 				unsigned k)

@@ -7,7 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
-#include "internal.h"
+#include "format/format.h"
 #include "tux3_walk.h"
 
 static const struct {

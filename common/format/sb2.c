@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "format/format.h"
 #include "tux3_fsck.h"
 
 void sb2_encode(uint8_t *out, const uint8_t *sb4096)

@@ -4,7 +4,7 @@
  * field before anything else uses it.
  */
 #include <inttypes.h>
-#include "internal.h"
+#include "format/format.h"
 
 const uint8_t tux3_magic_2014[8] = { 't', 'u', 'x', '3', 0x20, 0x14, 0x05, 0x06 };
 /* A volume with versions (format.md 17.4): the reference compares the

@@ -7,7 +7,7 @@
  * old record beside half of a new one; its CRC32C covers bytes 0..507.
  */
 #include <stdio.h>
-#include "internal.h"
+#include "format/format.h"
 
 static bool all_zero(const uint8_t *p, size_t len)
 {

@@ -1,7 +1,7 @@
 /* A set of block numbers (open addressing), used to refuse cycles and
  * blocks reached twice in tree traversals. */
 #include <stdlib.h>
-#include "internal.h"
+#include "io/io.h"
 
 static size_t slot(const struct blockset *s, uint64_t v)
 {

@@ -5,7 +5,7 @@
  * tux3image's runs.  The table is constant data, so the library keeps no
  * state for it and any thread may call it.
  */
-#include "internal.h"
+#include "io/io.h"
 
 static const uint32_t crc32c_table[256] = {
 	0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c,

@@ -20,7 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "io/io.h"
 
 #define NIL UINT32_MAX
 #define MAX_SLOTS (1u << 30)	/* 4 TiB of 4 KiB blocks */

@@ -18,7 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "internal.h"
+#include "io/io.h"
 
 static int dev_lock(struct device *dev, bool write, char *err, size_t errlen)
 {

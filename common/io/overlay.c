@@ -4,7 +4,7 @@
  * every metadata read looks here first.
  */
 #include <stdlib.h>
-#include "internal.h"
+#include "io/io.h"
 
 static size_t slot_of(const struct overlay *ov, uint64_t block)
 {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "internal.h"
+#include "io/io.h"
 
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,
 	      uint64_t inum, uint64_t offset, const char *fmt, ...)

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "format/format.h"
 #include "version/version.h"
 
 /* Payload sizes of the fixed kinds (-1: no such kind; 0: length-prefixed:

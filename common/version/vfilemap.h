@@ -21,7 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "internal.h"
+#include "version/vinode.h"
 #include "version/version.h"
 
 /* The versioned data tree's ops (leaf_magic 0xbe7a) and its write half. */

@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "version/vinode.h"
 #include "version/version.h"
 #include "version/vfilemap.h"
 

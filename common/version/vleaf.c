@@ -48,7 +48,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "version/vinode.h"
 #include "version/version.h"
 #include "version/vleaf.h"
 

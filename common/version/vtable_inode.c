@@ -6,7 +6,7 @@
  * code, which checks only the magic, refuses the volume.
  */
 #include <stdlib.h>
-#include "internal.h"
+#include "version/vinode.h"
 #include "version/version.h"
 
 static bool has_versions(const struct tux3_volume *vol)

@@ -7,7 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 #define ATOM_LIMIT 65536	/* atoms are 16 bits in XATTR attributes */
 

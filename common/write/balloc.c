@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 /* ---- the allocator ---- */
 

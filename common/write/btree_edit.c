@@ -12,7 +12,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 /* The image of a block, cached in the overlay (read from disk once). */
 static int image_get(struct tux3_volume *vol, uint64_t block, uint8_t **img)

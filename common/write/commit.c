@@ -14,7 +14,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 static int write_block(void *ctx, uint64_t block, uint8_t *data,
 		       unsigned *flags)

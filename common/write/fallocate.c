@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "internal.h"
+#include "write/write.h"
 
 /* Zeroes into every hole of blocks [first, last]. */
 static int fill_holes(struct tux3_volume *vol, struct inode *inode,

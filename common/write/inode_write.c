@@ -4,7 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 /* The blob of an inode: fixed attributes, then one XATTR per xattr. */
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,

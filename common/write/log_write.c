@@ -9,7 +9,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 int log_append(struct tux3_volume *vol, const struct logrec *rec)
 {

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "internal.h"
+#include "write/write.h"
 
 static uint64_t reserved_blocks(unsigned blockbits)
 {

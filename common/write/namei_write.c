@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "internal.h"
+#include "write/write.h"
 
 static int writable(struct tux3_volume *vol)
 {

@@ -13,7 +13,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 /* Insert (add) or remove an inode's ORPHAN record in the otree. */
 static int otree_set(struct tux3_volume *vol, uint64_t inum, bool add)

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 #include "tux3_fields.h"
 
 /* Each settable field: the attribute that holds it and its table. */

@@ -5,7 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "write/write.h"
 
 /* Largest blob an inode may have: it must fit an otherwise empty leaf. */
 static unsigned blob_limit(const struct tux3_volume *vol)

@@ -1,0 +1,74 @@
+/*
+ * libtux3's bottom layer, common/io/: the device (reads, writes, flushes,
+ * the write-through block cache, the crash simulator's recorder), block
+ * sets, the replay overlay of rebuilt bnode images, CRC32C, and vol_io.c:
+ * the volume's error and warnings, the clock, and metadata block reads
+ * that honour the overlay.  Every layer above reports and reads through
+ * it; it calls nothing above itself.
+ */
+#ifndef TUX3_IO_H
+#define TUX3_IO_H
+
+#include "volume.h"
+#include "io/record.h"
+
+/* ---- device.c ---- */
+int dev_open(struct device *dev, const char *path, bool write, char *err,
+	     size_t errlen);
+void dev_close(struct device *dev);
+int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
+int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off);
+int dev_flush(struct device *dev);
+/* A mark from the library in the recorded trace (no cost unrecorded). */
+static inline void dev_mark(struct device *dev, unsigned mark)
+{
+	if (dev->rec)
+		rec_mark(dev->rec, mark, 0);
+}
+
+/* ---- devcache.c ---- */
+/* The block cache (devcache.c): nslot blocks of 1 << blockbits bytes, 0
+ * to disable.  dev_pread/dev_pwrite keep it coherent (dev_cache_write
+ * with buf NULL drops the blocks a write touched). */
+int dev_cache_enable(struct device *dev, unsigned blockbits, uint32_t nslot);
+void dev_cache_disable(struct device *dev);
+bool dev_cache_read(struct device *dev, void *buf, size_t len, uint64_t off);
+void dev_cache_fill(struct device *dev, const void *buf, size_t len,
+		    uint64_t off);
+void dev_cache_write(struct device *dev, const void *buf, size_t len,
+		     uint64_t off);
+void dev_cache_stats(const struct device *dev, uint64_t *hits,
+		     uint64_t *misses);
+
+/* ---- blockset.c ---- */
+int blockset_add(struct blockset *s, uint64_t v);
+bool blockset_has(const struct blockset *s, uint64_t v);
+void blockset_free(struct blockset *s);
+
+/* ---- overlay.c ---- */
+uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped);
+int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
+		uint8_t **data);
+void overlay_drop(struct overlay *ov, uint64_t block);
+void overlay_set_flags(struct overlay *ov, uint64_t block, unsigned flags);
+unsigned overlay_flags(struct overlay *ov, uint64_t block);
+/* Calls fn for every live image with any of the flags in mask. */
+int overlay_for_each(struct overlay *ov, unsigned mask,
+		     int (*fn)(void *ctx, uint64_t block, uint8_t *data,
+			       unsigned *flags), void *ctx);
+void overlay_free(struct overlay *ov);
+
+/* ---- vol_io.c ---- */
+int vol_error(struct tux3_volume *vol, int err, uint64_t block,
+	      uint64_t inum, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* A warning of the open; its source is vol->warn_source, which the open
+ * sets at each step (volume_load). */
+void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Read a metadata block, honouring the replay overlay. */
+int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
+int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
+int64_t vol_now(const struct tux3_volume *vol);	/* ns since the epoch */
+
+#endif

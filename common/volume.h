@@ -1,0 +1,291 @@
+/*
+ * What an open volume is: struct tux3_volume and the plain state it is
+ * made of (the device, the superblock as read, the replay overlay, the
+ * live bitmap, the atom table, orphans, the delta being built), with the
+ * volume's geometry constants.  Data only, no functions: every layer of
+ * libtux3 reads it, so it sits below them all and includes nothing of
+ * theirs.  Each member's code lives in the layer its comment names.
+ */
+#ifndef TUX3_VOLUME_H
+#define TUX3_VOLUME_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "tux3.h"
+
+/* The volume's geometry (doc/format.md). */
+#define TUX3_SB_OFFSET	4096
+#define TUX3_SB_LEN	4096
+#define TUX3_RESERVED_BYTES 8192
+#define TUX3_MIN_BLOCKBITS 9
+#define TUX3_MAX_BLOCKBITS 16
+#define TUX3_MAX_BLOCK	((1ULL << 48) - 1)
+#define TUX3_KEY_LIMIT	(1ULL << 48)
+#define TUX3_MAX_DEPTH	30
+#define TUX3_GROUPBITS	13
+
+/* The device a volume is on (io/device.c, io/devcache.c). */
+struct device {
+	int fd;
+	bool readonly;
+	/* test hook: called before every write (no cost when unset) */
+	void (*on_write)(void *ctx, uint64_t offset, size_t len);
+	void *hook_ctx;
+	/* the crash simulator's write recorder (record.h; NULL: none) */
+	struct recorder *rec;
+	bool blockdev;
+	uint64_t size;		/* bytes */
+	char *path;
+	struct dev_cache *cache;	/* devcache.c; NULL: reads go to disk */
+};
+
+/* A tree root, unpacked from its on-disk form (format/super.c). */
+struct root {
+	uint64_t block;
+	unsigned depth;		/* tree depth, 0 = none */
+	bool direct;
+	unsigned count;		/* direct extent length */
+};
+
+/* The superblock's fields as decoded (format/super.c). */
+struct disksuper {
+	uint8_t magic[8];
+	uint64_t birthdate, flags;
+	unsigned blockbits;
+	uint64_t volblocks;
+	uint64_t iroot, oroot;
+	uint64_t usedinodes, nextblock, atomdictsize;
+	uint32_t freeatom, atomgen;
+	uint64_t logchain;
+	uint32_t logcount;
+};
+
+/* A set of block numbers (io/blockset.c). */
+struct blockset {
+	uint64_t *slots;
+	size_t count, cap;
+};
+
+/* The replay overlay: in-memory bnode images rebuilt from the log
+ * (io/overlay.c). */
+struct overlay_ent {
+	uint64_t block;
+	uint8_t *data;		/* NULL = dropped (BNODE_FREE) */
+	unsigned flags;		/* OV_* */
+};
+
+/* Why an image is in the overlay (none: rebuilt by replay only, as read) */
+#define OV_UNIFY_DIRTY	1	/* bnode changed this unify cycle: written at unify */
+
+#define OV_DELTA_DIRTY	2	/* leaf or other block of the open delta: written
+				 * at its commit */
+
+struct overlay {
+	struct overlay_ent *ents;
+	size_t count, cap;	/* open addressing, cap power of two */
+};
+
+/* A log block's header (format/log.c). */
+struct loghead {
+	unsigned magic, bytes;
+	uint32_t unused;
+	uint64_t logchain;
+};
+
+/* One log block of the current cycle, chronological index. */
+struct logblk {
+	uint64_t blocknr;
+	uint8_t *data;
+	struct loghead head;
+};
+
+/* The live allocation bitmap (bitmap.c; allocation is write/balloc.c). */
+struct bitmap {
+	uint64_t volblocks;
+	unsigned blockbits;
+	size_t nchunks;		/* one chunk = one bitmap block */
+	uint8_t **chunks;	/* lazily loaded */
+	uint8_t *dirty;		/* per chunk: changed since the disk copy */
+	uint32_t *groupused;	/* live used count per 2^13-block group, once
+				 * the allocator is ready (NULL before) */
+	uint64_t ngroups;
+};
+
+/* Allocation (balloc.c).  Blocks freed by a delta may be reused only
+ * once the commit that freed them is durable, so frees are deferred. */
+struct extent_list {
+	struct { uint64_t block, count; } *v;
+	size_t count, cap;
+};
+
+/* One xattr of an inode: its atom and where its value sits in the blob. */
+struct xattr_ref {
+	unsigned atom;
+	unsigned offset;	/* of the value inside inode->blob */
+	unsigned size;
+};
+
+/* An inode in memory, decoded from its attribute blob (inode.c,
+ * format/iattr.c). */
+struct inode {
+	tux3_ino_t inum;
+	unsigned present;	/* bit per fixed attribute kind */
+	uint32_t mode, uid, gid, nlink;
+	uint64_t size;
+	uint64_t rdev;		/* major << 20 | minor */
+	int64_t ctime, mtime;
+	uint64_t dtree;		/* packed root */
+	uint8_t *blob;		/* copy of the on-disk attribute blob */
+	unsigned bloblen;
+	unsigned nxattr;
+	struct xattr_ref *xattrs;
+	uint64_t leafblock;	/* ileaf that holds it */
+	bool orphan;
+};
+
+/* The atom table's names, loaded once (atom.c). */
+struct atom_table {
+	bool loaded;
+	unsigned count;		/* == atomgen */
+	char **names;		/* by atom, NULL = none */
+	uint64_t *dictpos;
+};
+
+/* The commit fields the record was sealed against, plus its sequence. */
+struct superext_seal {
+	uint64_t seq;
+	uint64_t logchain;
+	uint32_t logcount;
+	uint64_t iroot, oroot;		/* packed, as on disk */
+	uint32_t crclog;		/* newest log blocks with our CRC */
+};
+
+/* The records of the delta being built (write/log_write.c). */
+struct wlog {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+/* A set of orphan inode numbers (orphan.c). */
+struct orphan_set {
+	tux3_ino_t *inums;
+	unsigned count, cap;
+};
+
+/* An open volume: the handle of the public API (tux3.h). */
+struct tux3_volume {
+	struct device dev;
+	enum tux3_open_mode mode;
+	struct disksuper super;
+	uint8_t sbraw[TUX3_SB_LEN];
+	unsigned blockbits, blocksize;
+	uint64_t volblocks;
+	uint64_t reserved_blocks;	/* blocks covering bytes 0..8191 */
+	struct root iroot, oroot;	/* live, after replay */
+	uint64_t freeblocks;
+	bool replayed;
+
+	struct logblk *log;		/* chronological */
+	unsigned logcount;
+	int unify_index;		/* -1 = none in the chain */
+	unsigned unify_offset;
+
+	struct overlay overlay;
+	struct bitmap bitmap;
+	struct inode bitmap_inode;	/* valid if has_bitmap_inode */
+	bool has_bitmap_inode;
+	struct atom_table atoms;
+	struct orphan_set orphans;	/* the live orphan list */
+	struct orphan_set log_orphans;	/* ORPHAN_ADD not cancelled */
+	struct orphan_set otree_deletes; /* ORPHAN_DEL of otree entries */
+	uint64_t replay_conflicts;	/* bitmap conflicts met by replay */
+#define REPLAY_CONFLICTS_KEPT 1024
+	struct replay_conflict conflicts[REPLAY_CONFLICTS_KEPT];
+	unsigned nconflicts;		/* the first ones, for fsck */
+	struct extent_list defer_free;	/* freed by the delta being built */
+	/* the write path (RDWR) */
+	struct wlog wlog;		/* records of the open delta */
+	bool delta_open;		/* records were logged since the commit */
+	bool super_dirty;		/* superblock fields changed */
+	/* a commit failed part way: what is in memory may not match what
+	 * the disk holds, so nothing more is changed or committed (EROFS)
+	 * until the volume is reopened and its log replayed */
+	bool commit_failed;
+	struct blockset fresh;		/* blocks allocated by the open delta:
+					 * not referenced by the committed
+					 * state, so rewritable in place */
+	unsigned unify_log_limit;	/* unify when the cycle has this many
+					 * log blocks ... */
+	unsigned unify_bnode_limit;	/* ... or this many dirty bnodes */
+	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns ... */
+	bool time_fixed;		/* ... when set */
+	uint64_t inum_hint;		/* after the last inode number given */
+	uint64_t alloc_cursor;		/* after the last block allocated */
+	struct open_ref *open;		/* open handles per inode */
+	unsigned nopen;
+	/* test hook: called after each commit point (no cost when unset) */
+	void (*on_commit)(struct tux3_volume *vol, void *ctx);
+	void *commit_ctx;
+	unsigned commit_bound;		/* commit when a delta logs this many
+					 * records' worth of changes */
+	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
+	/* deferred frees met in replay: log blocks and redirected bnodes */
+	struct { uint64_t block; uint32_t count; } *deunify;
+	unsigned ndeunify, deunify_cap;
+
+	struct tux3_error error;
+	char **warnings;
+	uint8_t *warning_sources;	/* enum tux3_warning_source, per warning */
+	unsigned nwarnings;
+	enum tux3_warning_source warn_source;	/* of the step now running:
+						 * what vol_warn records */
+	uint8_t *scratch;		/* one block, short-lived use only */
+
+	/* our superblock extension record (superext.c), as read at open */
+	struct tux3_identity ident;	/* present == 0: none or unusable */
+	struct superext_seal seal;
+	/* LOG_CRC: the newest crclog blocks of the chain ending at
+	 * crclog_chain carry our CRC (log_write.c) */
+	uint32_t crclog;
+	uint64_t crclog_chain;
+	/* versions (vtable_inode.c): NULL on a volume without them */
+	struct vtree *vt;
+	const struct vinode_ops *vops;	/* set by the open (see vinode_ops) */
+	struct vdelete_plan *vpending;	/* a delete to resume, or NULL */
+	size_t write_done;		/* bytes the last inode_write_data
+					 * wrote before it stopped */
+	uint32_t vtag;			/* the selected version: its tag,
+					 * 0 the live one (the origin) */
+	bool vt_dirty;			/* vt changed by a write (an
+					 * implicit child): saved at commit */
+};
+
+/* 0 when the volume may be changed: opened read-write, and no commit has
+ * failed since; else -EROFS. */
+static inline int vol_writable(const struct tux3_volume *vol)
+{
+	return vol->mode == TUX3_OPEN_RDWR && !vol->commit_failed ? 0
+								   : -EROFS;
+}
+
+static inline bool vol_block_valid(const struct tux3_volume *vol, uint64_t b)
+{
+	return b < vol->volblocks;
+}
+
+static inline bool vol_extent_valid(const struct tux3_volume *vol, uint64_t b,
+				    uint64_t n)
+{
+	return n > 0 && b < vol->volblocks && n <= vol->volblocks - b;
+}
+
+/* Open handles of an inode (write/orphan_write.c). */
+struct open_ref {
+	tux3_ino_t inum;
+	unsigned count;
+};
+
+#endif

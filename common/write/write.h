@@ -1,0 +1,124 @@
+/*
+ * common/write/: every change to a volume.  B-tree edits (copy-on-write,
+ * logged), allocation and deferred frees, the log writer, commit and
+ * unify (rollup), inode, file map, directory, orphan, atom and xattr
+ * writes, fallocate, raw edits, mkfs's empty-volume layout, and the
+ * repair primitives the check engine calls.  A change is logged in the
+ * delta being built and made durable by delta_commit.
+ * May call: the core, format/, io/; versions through vinode_ops.
+ */
+#ifndef TUX3_WRITE_H
+#define TUX3_WRITE_H
+
+#include "core.h"
+
+/* ---- btree_edit.c ---- */
+/* btree_edit.c: changing trees (copy-on-write, logged) */
+struct wpath {
+	int depth;
+	struct { uint64_t block; unsigned index; uint64_t lo, hi; }
+		lv[TUX3_MAX_DEPTH + 1];
+};
+int meta_alloc(struct tux3_volume *vol, uint64_t goal, unsigned flags,
+	       uint64_t *block, uint8_t **img);
+int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
+		 bool *root_moved);
+uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p);
+int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved);
+int btree_split_leaf_by(struct btree *bt, struct wpath *p,
+			leaf_split_fn split, bool *root_moved);
+int btree_create_leaf(struct btree *bt, uint64_t goal);
+/* btree_edit.c: every node of the tree given back, logged (leaves BFREE,
+ * bnodes BNODE_FREE); what the leaves map is the caller's. */
+int btree_free_nodes(struct btree *bt);
+
+/* ---- balloc.c ---- */
+int extent_list_add(struct extent_list *l, uint64_t block, uint64_t count);
+void extent_list_free(struct extent_list *l);
+/* A reserved inode (below 64) loaded, or made fresh when it does not
+ * exist yet (the bitmap, the countmap, the version table). */
+int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
+		   struct inode *inode);
+int balloc_init(struct tux3_volume *vol);
+/* Find and take up to count free blocks near goal: *block, *got (a run,
+ * possibly shorter than count).  Ordinary allocations leave the reserve
+ * free (-ENOSPC); privileged ones (unlink, truncate, commit) may use it. */
+int balloc(struct tux3_volume *vol, uint64_t goal, uint64_t count,
+	   bool privileged, uint64_t *block, uint64_t *got);
+/* Give blocks back at once (never committed: e.g. an allocation undone
+ * inside the delta that made it). */
+int bfree_now(struct tux3_volume *vol, uint64_t block, uint64_t count);
+/* Free after the current delta commits. */
+int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
+/* The commit is durable: deferred frees become free space. */
+int balloc_commit_done(struct tux3_volume *vol);
+int bitmap_flush(struct tux3_volume *vol);
+uint64_t balloc_dir_goal(struct tux3_volume *vol);
+
+/* ---- log_write.c ---- */
+int log_append(struct tux3_volume *vol, const struct logrec *rec);
+int log_balloc(struct tux3_volume *vol, uint64_t block, uint64_t count);
+int log_bfree(struct tux3_volume *vol, unsigned code, uint64_t block,
+	      uint64_t count);
+int log_redirect(struct tux3_volume *vol, unsigned code, uint64_t oldb,
+		 uint64_t newb);
+int log_bnode_change(struct tux3_volume *vol, unsigned code, uint64_t parent,
+		     uint64_t child, uint64_t key);
+int log_write_blocks(struct tux3_volume *vol);
+void wlog_free(struct wlog *w);
+
+/* ---- commit.c ---- */
+int delta_commit(struct tux3_volume *vol, bool force_unify);
+
+/* ---- inode_write.c ---- */
+int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
+		 unsigned *len);
+int inode_store(struct tux3_volume *vol, struct inode *inode);
+int inode_delete(struct tux3_volume *vol, uint64_t inum);
+int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum);
+/* inode_write.c: a blob stored as it is (len 0: the inode deleted) */
+int itree_store(struct tux3_volume *vol, uint64_t inum, const uint8_t *blob,
+		unsigned len);
+int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum);
+int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
+	       uint64_t inum, const uint8_t *blob, unsigned len);
+
+/* ---- filemap_write.c ---- */
+int filemap_set(struct tux3_volume *vol, struct inode *inode,
+		uint64_t logical, uint64_t physical, uint64_t count);
+
+/* ---- namei_write.c ---- */
+/* Writable, and the delta committed first if it is full (namei_write.c). */
+int change_begin(struct tux3_volume *vol);
+int inode_write_data(struct tux3_volume *vol, struct inode *inode,
+		     const void *buf, size_t len, uint64_t pos, bool privileged);
+int inode_truncate(struct tux3_volume *vol, struct inode *inode,
+		   uint64_t size);
+/* namei_write.c: every block of an unversioned map given back. */
+int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode);
+int inode_destroy(struct tux3_volume *vol, struct inode *inode);
+
+/* ---- orphan_write.c ---- */
+int orphan_unify(struct tux3_volume *vol);
+int orphan_begin(struct tux3_volume *vol, uint64_t inum);
+int orphan_end(struct tux3_volume *vol, uint64_t inum);
+int orphans_release(struct tux3_volume *vol);
+unsigned inode_open_count(struct tux3_volume *vol, tux3_ino_t ino);
+
+/* ---- atom_write.c ---- */
+/* Read (holes read as zeroes) or write len bytes at pos of the atom
+ * table, the inode stored after a write. */
+int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+	      unsigned len, bool write);
+/* Byte position of an atom's refcount half (low or high 16 bits). */
+uint64_t atom_refcount_pos(const struct tux3_volume *vol, unsigned atom,
+			   bool high);
+int atom_find(struct tux3_volume *vol, const char *name, unsigned *atom);
+int atom_get(struct tux3_volume *vol, const char *name, unsigned *atom);
+int atom_put(struct tux3_volume *vol, unsigned atom);
+int atom_ref_add(struct tux3_volume *vol, unsigned atom, unsigned n);
+
+/* ---- xattr_write.c ---- */
+int xattr_release_all(struct tux3_volume *vol, struct inode *inode);
+
+#endif
