@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include "write/write.h"
 
 /* The blob of an inode: fixed attributes, then one XATTR per xattr. */
@@ -211,4 +212,35 @@ int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum)
 		goal = hi;
 	}
 	return -ENOSPC;
+}
+
+int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
+		 const struct tux3_setattr *sa)
+{
+	struct inode inode;
+	int err;
+
+	if ((err = change_begin(vol)))
+		return err;
+	if ((err = inode_load(vol, ino, &inode)))
+		return err;
+	if (sa->valid & TUX3_SET_MODE)
+		inode.mode = (inode.mode & S_IFMT) | (sa->mode & 07777);
+	if (sa->valid & TUX3_SET_UID)
+		inode.uid = sa->uid;
+	if (sa->valid & TUX3_SET_GID)
+		inode.gid = sa->gid;
+	if (sa->valid & TUX3_SET_MTIME)
+		inode.mtime = sa->mtime_ns;
+	if (sa->valid & TUX3_SET_SIZE) {
+		if (!S_ISREG(inode.mode))
+			err = -EINVAL;
+		else
+			err = inode_truncate(vol, &inode, sa->size);
+	}
+	inode.ctime = sa->valid & TUX3_SET_CTIME ? sa->ctime_ns : vol_now(vol);
+	if (!err)
+		err = inode_store(vol, &inode);
+	inode_free(&inode);
+	return err;
 }

@@ -1,8 +1,9 @@
 /*
- * Namespace and data changes: create, mkdir, mknod, symlink, link, unlink,
- * rmdir, write, truncate, setattr.  Each one changes inodes, directory
- * blocks and file maps through the copy-on-write layers and logs what it
- * did; tux3_sync() commits.  A delta also commits by itself when it grows
+ * Namespace changes: create, mkdir, mknod, symlink, link, unlink, rmdir,
+ * rename, and the start every change makes (change_begin).  Each one
+ * changes inodes and directory blocks through the copy-on-write layers
+ * and logs what it did; tux3_sync() commits.  File data is
+ * data_write.c's, inode attributes inode_write.c's.  A delta also commits by itself when it grows
  * past a bound.
  */
 #include <inttypes.h>
@@ -38,148 +39,10 @@ static int begin_change(struct tux3_volume *vol, const char *name,
 	return err;
 }
 
-/* The start of a change that names nothing (fallocate.c). */
+/* The start of a change that names nothing (data, attributes). */
 int change_begin(struct tux3_volume *vol)
 {
 	return begin_change(vol, NULL, 0);
-}
-
-/* ---- file data ---- */
-
-static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,
-			  uint64_t logical)
-{
-	uint64_t prev, run;
-	if (logical && !filemap_lookup(vol, inode, logical - 1, &prev, &run) &&
-	    prev)
-		return prev + 1;
-	tux3_clear_error(vol);
-	/* a directory's first block: an emptier group (directories spread) */
-	if (!logical && S_ISDIR(inode->mode) && !inode->dtree)
-		return balloc_dir_goal(vol);
-	/* a file's first blocks: where the last allocation ended, so files
-	 * written one after another lie one after another */
-	if (vol->alloc_cursor)
-		return vol->alloc_cursor;
-	return (inode->inum + logical) % vol->volblocks;
-}
-
-/*
- * Write len bytes at pos.  Blocks this delta allocated are rewritten in
- * place; any other block gets a new home (the committed one must stay),
- * partial blocks keeping their old bytes around the new ones.
- */
-int inode_write_data(struct tux3_volume *vol, struct inode *inode,
-		     const void *buf, size_t len, uint64_t pos, bool privileged)
-{
-	unsigned bs = vol->blocksize, bits = vol->blockbits;
-	const uint8_t *src = buf;
-	uint8_t *blk = NULL;
-	int err = 0;
-
-	vol->write_done = 0;
-	if (!len)
-		return 0;
-	if (vinode_applies(vol, inode->inum))
-		return vol->vops->write_data(vol, inode, buf, len, pos);
-	if (pos > iattr_max_data(bits) || len > iattr_max_data(bits) - pos)
-		return -EFBIG;
-	blk = malloc(bs);
-	if (!blk)
-		return -ENOMEM;
-	while (len && !err) {
-		uint64_t logical = pos >> bits, physical, run;
-		unsigned off = pos & (bs - 1);
-		size_t chunk = bs - off < len ? bs - off : len;
-		if ((err = filemap_lookup(vol, inode, logical, &physical, &run)))
-			break;
-		if (physical && blockset_has(&vol->fresh, physical)) {
-			err = dev_pwrite(&vol->dev, src, chunk,
-					 (physical << bits) + off);
-		} else {
-			/* whole blocks in one run where possible */
-			uint64_t want = 1, got, block;
-			if (!off && chunk == bs)
-				want = len >> bits;
-			if (want > 1024)
-				want = 1024;
-			if ((err = balloc(vol, data_goal(vol, inode, logical),
-					  want, privileged, &block, &got)))
-				break;
-			if ((err = log_balloc(vol, block, got)))
-				break;
-			for (uint64_t i = 0; i < got; i++)
-				if ((err = blockset_add(&vol->fresh,
-							block + i)) < 0)
-					break;
-			if (err < 0)
-				break;
-			err = 0;
-			if (got == 1 && chunk < bs) {
-				/* partial: the rest of the block as it was */
-				if ((err = filemap_read_block(vol, inode,
-							      logical, blk)))
-					break;
-				memcpy(blk + off, src, chunk);
-				err = dev_pwrite(&vol->dev, blk, bs,
-						 block << bits);
-			} else {
-				chunk = got << bits;
-				err = dev_pwrite(&vol->dev, src, chunk,
-						 block << bits);
-			}
-			if (!err)
-				err = filemap_set(vol, inode, logical, block,
-						  got);
-			inode->present |= 1u << ATTR_DATA_BTREE;
-		}
-		if (err)
-			break;
-		src += chunk;
-		pos += chunk;
-		len -= chunk;
-		vol->write_done += chunk;
-	}
-	free(blk);
-	if (err < 0 && !vol->error.err)
-		vol_error(vol, err, TUX3_NONE, inode->inum, pos,
-			  "cannot write data: %s", strerror(-err));
-	if (pos > inode->size)
-		inode->size = pos;
-	return err < 0 ? err : 0;
-}
-
-/* Cut a file to size: blocks past it unmapped, the tail of the last
- * block zeroed (so a later grow reads zeros). */
-int inode_truncate(struct tux3_volume *vol, struct inode *inode,
-		   uint64_t size)
-{
-	unsigned bits = vol->blockbits, bs = vol->blocksize;
-	int err = 0;
-
-	if (vinode_applies(vol, inode->inum))
-		return vol->vops->truncate(vol, inode, size);
-	if (size > iattr_max_data(bits))
-		return -EFBIG;
-	if (size < inode->size) {
-		uint64_t keep = (size + bs - 1) >> bits;
-		err = filemap_set(vol, inode, keep, 0, TUX3_KEY_LIMIT - keep);
-		if (!err && (size & (bs - 1))) {
-			uint8_t *zero = calloc(1, bs);
-			unsigned tail = bs - (unsigned)(size & (bs - 1));
-			uint64_t physical, run;
-			if (!zero)
-				return -ENOMEM;
-			err = filemap_lookup(vol, inode, size >> bits,
-					     &physical, &run);
-			if (!err && physical)
-				err = inode_write_data(vol, inode, zero, tail,
-						       size, true);
-			free(zero);
-		}
-	}
-	inode->size = size;
-	return err;
 }
 
 /* ---- directories ---- */
@@ -529,21 +392,6 @@ int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 	return err;
 }
 
-int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode)
-{
-	int err = filemap_set(vol, inode, 0, 0, TUX3_KEY_LIMIT);
-	struct root r = root_unpack(inode->dtree);
-	if (!err && inode->dtree && !r.direct) {
-		/* the emptied dtree's nodes, at any depth */
-		struct btree bt = { .vol = vol, .root = r, .ops = &dtree_ops,
-				    .owner = inode->inum };
-		err = btree_free_nodes(&bt);
-	}
-	if (!err)
-		inode->dtree = 0;
-	return err;
-}
-
 /* No links left but still open: store it with nlink 0 as an orphan. */
 static int orphan_keep(struct tux3_volume *vol, struct inode *inode)
 {
@@ -617,94 +465,6 @@ int tux3_rmdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 	       size_t len)
 {
 	return remove_entry(vol, dir, name, len, true);
-}
-
-ssize_t tux3_write(struct tux3_volume *vol, tux3_ino_t ino, const void *buf,
-		   size_t len, uint64_t pos)
-{
-	struct inode inode;
-	int err;
-
-	if ((err = begin_change(vol, NULL, 0)))
-		return err;
-	if ((err = inode_load(vol, ino, &inode)))
-		return err;
-	if (S_ISDIR(inode.mode))
-		err = -EISDIR;
-	else if (!S_ISREG(inode.mode))
-		err = -EINVAL;
-	if (!err) {
-		/* a write that fails part way (ENOSPC) keeps what it wrote:
-		 * the inode is stored either way, so its map and size agree
-		 * with the blocks it holds */
-		err = inode_write_data(vol, &inode, buf, len, pos, false);
-		size_t done = vol->write_done;
-		inode.mtime = inode.ctime = vol_now(vol);
-		int serr = inode_store(vol, &inode);
-		/* a write that stopped part way returns what it wrote, as
-		 * write(2) does; the next call meets the error */
-		if (err && done && !serr) {
-			tux3_clear_error(vol);
-			len = done;
-			err = 0;
-		}
-		if (!err)
-			err = serr;
-	}
-	inode_free(&inode);
-	return err ? err : (ssize_t)len;
-}
-
-int tux3_truncate(struct tux3_volume *vol, tux3_ino_t ino, uint64_t size)
-{
-	struct inode inode;
-	int err;
-
-	if ((err = begin_change(vol, NULL, 0)))
-		return err;
-	if ((err = inode_load(vol, ino, &inode)))
-		return err;
-	if (!S_ISREG(inode.mode))
-		err = S_ISDIR(inode.mode) ? -EISDIR : -EINVAL;
-	if (!err)
-		err = inode_truncate(vol, &inode, size);
-	if (!err) {
-		inode.mtime = inode.ctime = vol_now(vol);
-		err = inode_store(vol, &inode);
-	}
-	inode_free(&inode);
-	return err;
-}
-
-int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
-		 const struct tux3_setattr *sa)
-{
-	struct inode inode;
-	int err;
-
-	if ((err = begin_change(vol, NULL, 0)))
-		return err;
-	if ((err = inode_load(vol, ino, &inode)))
-		return err;
-	if (sa->valid & TUX3_SET_MODE)
-		inode.mode = (inode.mode & S_IFMT) | (sa->mode & 07777);
-	if (sa->valid & TUX3_SET_UID)
-		inode.uid = sa->uid;
-	if (sa->valid & TUX3_SET_GID)
-		inode.gid = sa->gid;
-	if (sa->valid & TUX3_SET_MTIME)
-		inode.mtime = sa->mtime_ns;
-	if (sa->valid & TUX3_SET_SIZE) {
-		if (!S_ISREG(inode.mode))
-			err = -EINVAL;
-		else
-			err = inode_truncate(vol, &inode, sa->size);
-	}
-	inode.ctime = sa->valid & TUX3_SET_CTIME ? sa->ctime_ns : vol_now(vol);
-	if (!err)
-		err = inode_store(vol, &inode);
-	inode_free(&inode);
-	return err;
 }
 
 /* ---- rename ---- */

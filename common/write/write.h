@@ -88,15 +88,33 @@ int filemap_set(struct tux3_volume *vol, struct inode *inode,
 		uint64_t logical, uint64_t physical, uint64_t count);
 
 /* ---- namei_write.c ---- */
-/* Writable, and the delta committed first if it is full (namei_write.c). */
+/* Writable, and the delta committed first if it is full. */
 int change_begin(struct tux3_volume *vol);
+/* Last link gone: the inode, its xattrs' references and its blocks go. */
+int inode_destroy(struct tux3_volume *vol, struct inode *inode);
+
+/* ---- data_write.c ---- */
+/* Where a write's blocks go, per kind of file.  in_place (may be NULL):
+ * 1 with *physical when the block at logical is rewritten where it is,
+ * 0 when it moves, <0 an error.  place: homes for up to *n blocks from
+ * logical in phys[] (*n may shrink), the file's map updated to them. */
+#define DATA_RUN_MAX 1024	/* blocks placed in one step */
+struct data_placement {
+	int (*in_place)(struct tux3_volume *vol, struct inode *inode,
+			uint64_t logical, uint64_t *physical);
+	int (*place)(struct tux3_volume *vol, struct inode *inode,
+		     uint64_t logical, uint64_t *n, uint64_t *phys,
+		     bool privileged);
+};
+int data_write(struct tux3_volume *vol, struct inode *inode, const void *buf,
+	       size_t len, uint64_t pos, bool privileged,
+	       const struct data_placement *pl);
 int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 		     const void *buf, size_t len, uint64_t pos, bool privileged);
 int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 		   uint64_t size);
-/* namei_write.c: every block of an unversioned map given back. */
+/* Every block of an unversioned map given back. */
 int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode);
-int inode_destroy(struct tux3_volume *vol, struct inode *inode);
 
 /* ---- orphan_write.c ---- */
 int orphan_unify(struct tux3_volume *vol);
