@@ -414,16 +414,17 @@ int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 /* Bulk append (e.g. mkfs -d): the caller guarantees name is not in dir,
  * so there is no duplicate scan and the entry goes into the last block:
  * filling a directory costs linear time.  Any mode type, as tux3_mknod. */
-int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
-		   size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
-		   unsigned major, unsigned minor, tux3_ino_t *ino);
+int tux3_mknod_append(struct tux3_volume *vol, tux3_ino_t dir,
+		      const char *name, size_t len, uint32_t mode, uint32_t uid,
+		      uint32_t gid, unsigned major, unsigned minor,
+		      tux3_ino_t *ino);
 int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		 size_t len, const char *target, uint32_t uid, uint32_t gid,
 		 tux3_ino_t *ino);
-/* The bulk-append form of tux3_symlink (name known to be new). */
-int tux3_symlink_new(struct tux3_volume *vol, tux3_ino_t dir,
-		     const char *name, size_t len, const char *target,
-		     uint32_t uid, uint32_t gid, tux3_ino_t *ino);
+/* The bulk-append form of tux3_symlink (name known to be absent). */
+int tux3_symlink_append(struct tux3_volume *vol, tux3_ino_t dir,
+			const char *name, size_t len, const char *target,
+			uint32_t uid, uint32_t gid, tux3_ino_t *ino);
 int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dir,
 	      const char *name, size_t len);
 int tux3_unlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,

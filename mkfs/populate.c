@@ -21,8 +21,8 @@
  * Cost: one lstat, one library call per name and one setattr per inode,
  * plus data.  Names of one host directory are unique and the volume's
  * directories start empty, so files, directories, devices, fifos and
- * symlinks are made with the library's bulk append (tux3_mknod_new,
- * tux3_symlink_new: no duplicate scan, the entry goes into the
+ * symlinks are made with the library's bulk append (tux3_mknod_append,
+ * tux3_symlink_append: no duplicate scan, the entry goes into the
  * directory's last block): linear in the number of entries.  Extra
  * hard-link names go through tux3_link(), which still scans the
  * directory for a duplicate and for room.
@@ -556,9 +556,9 @@ static int copy_nondir(struct pop *p, int dfd, const char *name,
 	if (S_ISREG(st->st_mode)) {
 		if ((fd = open_regular(p, dfd, name, st)) < 0)
 			return -1;
-		err = tux3_mknod_new(p->vol, dino, name, len,
-				     S_IFREG | (st->st_mode & 07777),
-				     st->st_uid, st->st_gid, 0, 0, &ino);
+		err = tux3_mknod_append(p->vol, dino, name, len,
+				        S_IFREG | (st->st_mode & 07777),
+				        st->st_uid, st->st_gid, 0, 0, &ino);
 		if (err) {
 			close(fd);
 			return lib_error(p, err, "cannot create");
@@ -591,8 +591,8 @@ static int copy_nondir(struct pop *p, int dfd, const char *name,
 			return -1;
 		}
 		target[n] = 0;
-		err = tux3_symlink_new(p->vol, dino, name, len, target, st->st_uid,
-				   st->st_gid, &ino);
+		err = tux3_symlink_append(p->vol, dino, name, len, target,
+					  st->st_uid, st->st_gid, &ino);
 		free(target);
 		if (err)
 			return lib_error(p, err, "cannot create the symlink");
@@ -602,10 +602,10 @@ static int copy_nondir(struct pop *p, int dfd, const char *name,
 			major = major(st->st_rdev);
 			minor = minor(st->st_rdev);
 		}
-		err = tux3_mknod_new(p->vol, dino, name, len,
-				     (st->st_mode & S_IFMT) |
-				     (st->st_mode & 07777), st->st_uid,
-				     st->st_gid, major, minor, &ino);
+		err = tux3_mknod_append(p->vol, dino, name, len,
+				        (st->st_mode & S_IFMT) |
+				        (st->st_mode & 07777), st->st_uid,
+				        st->st_gid, major, minor, &ino);
 		if (err)
 			return lib_error(p, err, "cannot create");
 	}
@@ -651,7 +651,7 @@ static int copy_entry(struct pop *p, int dfd, const char *name,
 	}
 	tux3_ino_t ino;
 	tux3_clear_error(p->vol);
-	int err = tux3_mknod_new(p->vol, dino, name, strlen(name),
+	int err = tux3_mknod_append(p->vol, dino, name, strlen(name),
 				 S_IFDIR | (st.st_mode & 07777), st.st_uid,
 				 st.st_gid, 0, 0, &ino);
 	if (err) {

@@ -271,9 +271,10 @@ int tux3_mknod(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 			    NULL, 0, ino, false);
 }
 
-int tux3_mknod_new(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
-		   size_t len, uint32_t mode, uint32_t uid, uint32_t gid,
-		   unsigned major, unsigned minor, tux3_ino_t *ino)
+int tux3_mknod_append(struct tux3_volume *vol, tux3_ino_t dir,
+		      const char *name, size_t len, uint32_t mode, uint32_t uid,
+		      uint32_t gid, unsigned major, unsigned minor,
+		      tux3_ino_t *ino)
 {
 	return mknod_common(vol, dir, name, len, mode, uid, gid, major, minor,
 			    NULL, 0, ino, true);
@@ -319,9 +320,9 @@ int tux3_symlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 			      false);
 }
 
-int tux3_symlink_new(struct tux3_volume *vol, tux3_ino_t dir,
-		     const char *name, size_t len, const char *target,
-		     uint32_t uid, uint32_t gid, tux3_ino_t *ino)
+int tux3_symlink_append(struct tux3_volume *vol, tux3_ino_t dir,
+			const char *name, size_t len, const char *target,
+			uint32_t uid, uint32_t gid, tux3_ino_t *ino)
 {
 	return symlink_common(vol, dir, name, len, target, uid, gid, ino, true);
 }
