@@ -40,7 +40,7 @@ RANKS = {
        " filemap_write.c namei_write.c orphan_write.c atom_write.c"
        " fallocate.c mkfs.c data_write.c raw_write.c",                                   # write
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c vinode.c"
-       " vinode_data.c vtable.c vtable_inode.c",                          # version
+       " vinode_write.c vtable.c vtable_inode.c",                          # version
     5: "volume.c walk.c snapshot.c",                                         # top
     6: "check.c fsck*.c",                                                    # check
 }

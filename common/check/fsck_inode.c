@@ -1262,12 +1262,6 @@ static int cmp_owner(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static bool owner_gone(struct p4 *p, const struct owner *o)
 {
 	return (o->what == W_DNODE || o->what == W_EXTENT) &&

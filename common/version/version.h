@@ -323,4 +323,11 @@ unsigned vattrs_repair(struct vtree *vt, struct vattrs *x);
 unsigned vattrs_check(struct vtree *vt, const struct vattrs *x,
 		      vcheck_fn fn, void *ctx);
 
+/* qsort order of block and key numbers. */
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 #endif

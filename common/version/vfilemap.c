@@ -1,20 +1,7 @@
 /*
- * Versioned file data: a file's dtree of vleaves (vfilemap.h), read per
- * version and changed through the copy-on-write write path.
- *
- * Every change works leaf by leaf: the leaf for the next logical block is
- * made writable (btree_wprobe: copied on write once per delta), its
- * records are loaded into a struct vextents, the part of the change
- * inside the leaf's key range is applied there (vext_update /
- * vext_delete) and the records are stored back (vleaf_store).  When they
- * no longer fit, everything the attempt did is undone (its new data
- * blocks given back unlogged, its frees forgotten), the old leaf is split
- * (btree_split_leaf) and the leaf is done again; a leaf that cannot be
- * split takes the change in smaller pieces.  Only a stored leaf makes its
- * allocations (BALLOC, fresh) and frees (BFREE, freed at once when fresh,
- * else after the commit: filemap_write.c's release_blocks rule) real.
- * A version tree change an attempt made (an implicit child) stays: it
- * needs no leaf change, the new label inherits the old one's elements.
+ * Versioned file data read (vfilemap.h): a file's dtree of vleaves, its
+ * extents as one version sees them, checked and counted per version, and
+ * the tree's ops.  Changes are vfilemap_write.c's.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -54,7 +41,7 @@ static void vleaf_span(const uint8_t *leaf, uint64_t *lo, uint64_t *hi)
 	}
 }
 
-static int vdtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
+int vdtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
 			     uint8_t *newleaf, uint64_t *sep)
 {
 	uint64_t lo, hi;
@@ -78,7 +65,7 @@ const struct btree_ops vdtree_ops = {
 
 /* ---- helpers ---- */
 
-static struct btree tree_of(struct tux3_volume *vol, const struct inode *inode,
+struct btree vfilemap_tree(struct tux3_volume *vol, const struct inode *inode,
 			    const struct btree_ops *ops)
 {
 	struct btree bt = { .vol = vol, .root = root_unpack(inode->dtree),
@@ -86,15 +73,13 @@ static struct btree tree_of(struct tux3_volume *vol, const struct inode *inode,
 	return bt;
 }
 
-enum tree_kind { TREE_NONE, TREE_DIRECT, TREE_DLEAF, TREE_VLEAF };
-
 /* What the file's data is: the magic of its leftmost leaf decides. */
-static int tree_kind(struct tux3_volume *vol, const struct inode *inode,
-		     enum tree_kind *kind)
+int vfilemap_kind(struct tux3_volume *vol, const struct inode *inode,
+		     enum vfilemap_kind *kind)
 {
 	struct root r = root_unpack(inode->dtree);
-	*kind = !inode->dtree ? TREE_NONE : r.direct ? TREE_DIRECT : TREE_DLEAF;
-	if (*kind != TREE_DLEAF)
+	*kind = !inode->dtree ? VFM_NONE : r.direct ? VFM_DIRECT : VFM_DLEAF;
+	if (*kind != VFM_DLEAF)
 		return 0;
 	if (r.depth < 1 || r.depth > TUX3_MAX_DEPTH)
 		return vol_error(vol, -EUCLEAN, TUX3_NONE, inode->inum,
@@ -125,7 +110,7 @@ static int tree_kind(struct tux3_volume *vol, const struct inode *inode,
 	if (!err) {
 		unsigned magic = be16(buf);
 		if (magic == TUX3_MAGIC_VLEAF)
-			*kind = TREE_VLEAF;
+			*kind = VFM_VLEAF;
 		else if (magic != TUX3_MAGIC_DLEAF)
 			err = vol_error(vol, -EUCLEAN, b, inode->inum,
 					TUX3_NONE, "data tree: leaf magic "
@@ -138,146 +123,13 @@ static int tree_kind(struct tux3_volume *vol, const struct inode *inode,
 bool vfilemap_is_versioned(struct tux3_volume *vol,
 			   const struct inode *inode)
 {
-	enum tree_kind kind;
-	return !tree_kind(vol, inode, &kind) && kind == TREE_VLEAF;
-}
-
-/* The leaf holding key, made writable (copied on write once per delta):
- * its buffer and key range; the file's root follows a moved root. */
-static int probe_leaf(struct tux3_volume *vol, struct inode *inode,
-		      struct btree *bt, uint64_t key, struct wpath *p,
-		      uint8_t **leaf, uint64_t *lo, uint64_t *hi)
-{
-	bool moved = false;
-	int err = btree_wprobe(bt, key, p, &moved);
-	if (moved)
-		inode->dtree = root_pack(bt->root);
-	if (err)
-		return err;
-	*lo = p->lv[p->depth - 1].lo;
-	*hi = p->lv[p->depth - 1].hi;
-	*leaf = wpath_leaf(vol, p);
-	return *leaf ? 0 : -EIO;
-}
-
-/* A list of block numbers. */
-struct blist {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static int blist_add(struct blist *l, uint64_t b)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		uint64_t *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = b;
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Blocks a mapping change released, as filemap_set releases them: logged
- * (BFREE), freed at once if this delta allocated them, else after the
- * commit. */
-static int release_list(struct tux3_volume *vol, struct blist *l)
-{
-	int err = 0;
-	if (!l->n)
-		return 0;
-	qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
-	for (size_t i = 0; i < l->n && !err;) {
-		size_t j = i + 1;
-		while (j < l->n && l->v[j] == l->v[j - 1] + 1)
-			j++;
-		err = log_bfree(vol, LOG_BFREE, l->v[i], j - i);
-		for (size_t k = i; k < j && !err; k++)
-			err = blockset_has(&vol->fresh, l->v[k]) ?
-			      bfree_now(vol, l->v[k], 1) :
-			      bfree_deferred(vol, l->v[k], 1);
-		i = j;
-	}
-	l->n = 0;
-	return err;
-}
-
-/* New data blocks of a stored leaf: logged and fresh (rewritable in this
- * delta), as inode_write_data makes them. */
-static int keep_allocs(struct tux3_volume *vol, struct blist *l)
-{
-	int err = 0;
-	for (size_t i = 0; i < l->n && !err;) {
-		size_t j = i + 1;
-		while (j < l->n && l->v[j] == l->v[j - 1] + 1)
-			j++;
-		err = log_balloc(vol, l->v[i], j - i);
-		for (size_t k = i; k < j && err >= 0; k++)
-			err = blockset_add(&vol->fresh, l->v[k]);
-		if (err > 0)
-			err = 0;
-		i = j;
-	}
-	l->n = 0;
-	return err;
-}
-
-/* An attempt that was not stored: its new blocks go back, unlogged. */
-static int undo_allocs(struct tux3_volume *vol, struct blist *l)
-{
-	int err = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		int e = bfree_now(vol, l->v[i], 1);
-		if (!err)
-			err = e;
-	}
-	l->n = 0;
-	return err;
-}
-
-struct uctx {
-	struct tux3_volume *vol;
-	uint64_t goal;
-	struct blist alloc, freed;
-	int err;
-};
-
-static uint64_t u_alloc(void *ctx)
-{
-	struct uctx *u = ctx;
-	uint64_t b, got;
-	if (u->err)
-		return 0;
-	int err = balloc(u->vol, u->goal, 1, false, &b, &got);
-	if (!err && (err = blist_add(&u->alloc, b)))
-		bfree_now(u->vol, b, 1);
-	if (err) {
-		u->err = err;
-		return 0;
-	}
-	u->goal = b + 1;
-	return b;
-}
-
-static void u_free(void *ctx, uint64_t phys)
-{
-	struct uctx *u = ctx;
-	int err = blist_add(&u->freed, phys);
-	if (err && !u->err)
-		u->err = err;
+	enum vfilemap_kind kind;
+	return !vfilemap_kind(vol, inode, &kind) && kind == VFM_VLEAF;
 }
 
 /* The element list at logical of a leaf's records (no cap below the
  * number of labels, unlike vext_read's). */
-static uint64_t read_at(struct vtree *vt, const struct vextents *x,
+uint64_t vextents_read_at(struct vtree *vt, const struct vextents *x,
 			unsigned label, uint64_t logical, struct velem *e)
 {
 	unsigned m = 0;
@@ -293,7 +145,7 @@ static uint64_t read_at(struct vtree *vt, const struct vextents *x,
 	return k < 0 ? 0 : e[k].phys;
 }
 
-static int vext_alloc(struct vextents *x, unsigned cap)
+int vextents_alloc(struct vextents *x, unsigned cap)
 {
 	x->r = malloc(cap * sizeof(*x->r));
 	x->n = 0;
@@ -301,124 +153,10 @@ static int vext_alloc(struct vextents *x, unsigned cap)
 	return x->r ? 0 : -ENOMEM;
 }
 
-static int load_leaf(const uint8_t *leaf, struct vextents *x)
+int vextents_load(const uint8_t *leaf, struct vextents *x)
 {
 	x->n = 0;
 	return vleaf_load(leaf, x);
-}
-
-/* Would the leaf split?  (a trial on copies: btree_split_leaf allocates
- * the new leaf before it asks) */
-static int can_split(struct tux3_volume *vol, const uint8_t *leaf,
-		     bool *yes)
-{
-	uint8_t *a = malloc(vol->blocksize), *b = malloc(vol->blocksize);
-	uint64_t sep;
-	int err = 0;
-	*yes = false;
-	if (!a || !b) {
-		err = -ENOMEM;
-	} else {
-		memcpy(a, leaf, vol->blocksize);
-		*yes = !vdtree_leaf_split(vol, a, b, &sep);
-	}
-	free(a);
-	free(b);
-	return err;
-}
-
-/* An empty one-leaf tree goes (the file has no data in any version). */
-static int drop_if_empty(struct tux3_volume *vol, struct inode *inode)
-{
-	struct root r = root_unpack(inode->dtree);
-	if (!inode->dtree || r.direct || r.depth != 1)
-		return 0;
-	uint8_t *buf = malloc(vol->blocksize);
-	if (!buf)
-		return -ENOMEM;
-	int err = vol_read_block(vol, r.block, buf);
-	bool empty = !err && be16(buf) == TUX3_MAGIC_VLEAF &&
-		     !vleaf_count(buf);
-	free(buf);
-	if (err || !empty)
-		return err;
-	if ((err = log_bfree(vol, LOG_BFREE, r.block, 1)))
-		return err;
-	err = blockset_has(&vol->fresh, r.block) ? bfree_now(vol, r.block, 1) :
-	      bfree_deferred(vol, r.block, 1);
-	if (!err)
-		inode->dtree = 0;
-	return err;
-}
-
-/* ---- conversion ---- */
-
-int vfilemap_convert(struct tux3_volume *vol, struct inode *inode)
-{
-	enum tree_kind kind;
-	struct root r = root_unpack(inode->dtree);
-	int err = tree_kind(vol, inode, &kind);
-
-	if (err || kind == TREE_NONE || kind == TREE_VLEAF)
-		return err;
-	if (vol->mode != TUX3_OPEN_RDWR)
-		return -EROFS;
-	if (kind == TREE_DIRECT) {
-		struct btree bt = tree_of(vol, inode, &vdtree_ops);
-		struct vextent rec = { .logical = 0, .count = r.count,
-				       .label = VERSION_ORIGIN,
-				       .phys = r.block };
-		struct vextents x = { .r = &rec, .n = 1, .cap = 1 };
-		if ((err = btree_create_leaf(&bt, r.block)))
-			return err;
-		uint8_t *leaf = overlay_find(&vol->overlay, bt.root.block,
-					     NULL);
-		if (!leaf)
-			return -EIO;
-		if ((err = vleaf_store(leaf, vol->blocksize, &x, 0,
-				       TUX3_KEY_LIMIT)))
-			return err;
-		inode->dtree = root_pack(bt.root);
-		return 0;
-	}
-	/* a dleaf tree: each leaf copied on write and converted in place */
-	struct btree bt = tree_of(vol, inode, &dtree_ops);
-	uint8_t *tmp = malloc(vol->blocksize);
-	uint64_t key = 0;
-	if (!tmp)
-		return -ENOMEM;
-	for (;;) {
-		struct wpath p;
-		bool moved = false;
-		uint64_t lo, hi;
-		uint8_t *leaf;
-		if ((err = probe_leaf(vol, inode, &bt, key, &p, &leaf, &lo,
-				      &hi)))
-			break;
-		err = vleaf_from_dleaf(leaf, vol->blocksize, lo, hi, tmp);
-		if (err == -ENOSPC) {
-			/* extents past 65535 blocks need more records than
-			 * the leaf has entries: split the dleaf first */
-			err = btree_split_leaf(&bt, &p, &moved);
-			if (moved)
-				inode->dtree = root_pack(bt.root);
-			if (err)
-				break;
-			continue;
-		}
-		if (err) {
-			err = vol_error(vol, err, p.lv[p.depth - 1].block,
-					inode->inum, TUX3_NONE, "cannot "
-					"convert a malformed dleaf");
-			break;
-		}
-		memcpy(leaf, tmp, vol->blocksize);
-		if (hi >= TUX3_KEY_LIMIT)
-			break;
-		key = hi;
-	}
-	free(tmp);
-	return err;
 }
 
 /* ---- reading ---- */
@@ -476,7 +214,7 @@ static int walk_leaf(struct vtree *vt, const struct vextents *x,
 		uint64_t a = bounds[i], b = bounds[i + 1];
 		if (a == b)
 			continue;
-		uint64_t phys = read_at(vt, x, label, a, e);
+		uint64_t phys = vextents_read_at(vt, x, label, a, e);
 		if (phys)
 			err = seg_add(s, a, phys, b - a, label, leafblock);
 	}
@@ -489,24 +227,24 @@ int vfilemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		  struct vtree *vt, unsigned label, uint64_t start,
 		  uint64_t end, extent_fn fn, void *ctx)
 {
-	enum tree_kind kind;
+	enum vfilemap_kind kind;
 	int err;
 
 	if (!inode->dtree || start >= end)
 		return 0;
-	if ((err = tree_kind(vol, inode, &kind)))
+	if ((err = vfilemap_kind(vol, inode, &kind)))
 		return err;
-	if (kind != TREE_VLEAF)
+	if (kind != VFM_VLEAF)
 		return filemap_walk(vol, inode, start, end, fn, ctx);
 
 	unsigned cap = vleaf_capacity(vol->blocksize);
-	struct btree bt = tree_of(vol, inode, &vdtree_ops);
+	struct btree bt = vfilemap_tree(vol, inode, &vdtree_ops);
 	struct cursor c = { 0 };
 	struct seg_emit s = { .fn = fn, .ctx = ctx };
 	struct vextents x;
 	uint64_t *bounds = malloc((2 * (size_t)cap + 2) * sizeof(*bounds));
 	struct velem *e = malloc(VERSION_LABELS * sizeof(*e));
-	if (!bounds || !e || vext_alloc(&x, cap)) {
+	if (!bounds || !e || vextents_alloc(&x, cap)) {
 		free(bounds);
 		free(e);
 		return -ENOMEM;
@@ -515,7 +253,7 @@ int vfilemap_walk(struct tux3_volume *vol, const struct inode *inode,
 	while (!err) {
 		uint64_t lo, hi;
 		cursor_leaf_range(&c, &lo, &hi);
-		if ((err = load_leaf(cursor_leaf(&c), &x)))
+		if ((err = vextents_load(cursor_leaf(&c), &x)))
 			break;
 		err = walk_leaf(vt, &x, label, lo > start ? lo : start,
 				hi < end ? hi : end, cursor_leaf_block(&c), &s,
@@ -535,274 +273,6 @@ int vfilemap_walk(struct tux3_volume *vol, const struct inode *inode,
 	return err;
 }
 
-/* ---- writing ---- */
-
-/* Where a data block for logical goes: after what the writer reads just
- * before it, else where the last allocation ended. */
-static uint64_t data_goal(struct tux3_volume *vol, const struct inode *inode,
-			  struct vtree *vt, const struct vextents *x,
-			  unsigned label, uint64_t logical, uint64_t lo,
-			  struct velem *e)
-{
-	if (logical > lo) {
-		uint64_t prev = read_at(vt, x, label, logical - 1, e);
-		if (prev)
-			return prev + 1;
-	}
-	if (vol->alloc_cursor)
-		return vol->alloc_cursor;
-	return (inode->inum + logical) % vol->volblocks;
-}
-
-int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
-		    struct vtree *vt, unsigned *label, uint64_t logical,
-		    uint64_t count, enum vext_mode mode, uint64_t *written)
-{
-	enum tree_kind kind;
-	int err;
-
-	if (!count)
-		return 0;
-	if (mode != VEXT_REDIRECT && mode != VEXT_PUNCH)
-		return -EINVAL;
-	if (vol->mode != TUX3_OPEN_RDWR)
-		return -EROFS;
-	if (logical >= TUX3_KEY_LIMIT || count > TUX3_KEY_LIMIT - logical)
-		return -EFBIG;
-	if (!vtree_used(vt, *label) || vtree_ghost(vt, *label) ||
-	    (vt->v[*label].flags & VERSION_DYING))
-		return -EINVAL;
-	memset(written, 0, count * sizeof(*written));
-	if ((err = tree_kind(vol, inode, &kind)))
-		return err;
-	if (kind == TREE_NONE) {
-		if (mode == VEXT_PUNCH)
-			return 0;	/* a hole in every version already */
-		struct btree bt = tree_of(vol, inode, &vdtree_ops);
-		uint64_t goal = vol->alloc_cursor ? vol->alloc_cursor :
-				(inode->inum + logical) % vol->volblocks;
-		if ((err = btree_create_leaf(&bt, goal)))
-			return err;
-		inode->dtree = root_pack(bt.root);
-		inode->present |= 1u << ATTR_DATA_BTREE;
-	} else if (kind != TREE_VLEAF) {
-		if ((err = vfilemap_convert(vol, inode)))
-			return err;
-	}
-
-	struct btree bt = tree_of(vol, inode, &vdtree_ops);
-	struct vextents x;
-	struct uctx u = { .vol = vol };
-	struct velem *e = malloc(VERSION_LABELS * sizeof(*e));
-	if (!e || vext_alloc(&x, vleaf_capacity(vol->blocksize) + 16)) {
-		free(e);
-		return -ENOMEM;
-	}
-	uint64_t pos = logical, end = logical + count;
-	uint64_t limit = VEXT_WRITE_MAX;
-	while (pos < end) {
-		struct wpath p;
-		bool moved = false, fits;
-		uint64_t lo, hi;
-		uint8_t *leaf;
-		if ((err = probe_leaf(vol, inode, &bt, pos, &p, &leaf, &lo,
-				      &hi)))
-			break;
-		uint64_t n = (hi < end ? hi : end) - pos;
-		if (n > limit)
-			n = limit;
-		if ((err = load_leaf(leaf, &x)))
-			break;
-		u.goal = data_goal(vol, inode, vt, &x, *label, pos, lo, e);
-		u.err = 0;
-		err = vext_update(vt, &x, label, pos, (uint32_t)n, mode,
-				  u_alloc, u_free, &u, written + (pos - logical),
-				  vol_now(vol));
-		if (u.err)
-			err = u.err;
-		else if (!err)
-			err = vleaf_store(leaf, vol->blocksize, &x, lo, hi);
-		fits = !(err == -ENOSPC && !u.err);
-		if (err) {
-			int e2 = undo_allocs(vol, &u.alloc);
-			u.freed.n = 0;
-			if (e2) {
-				err = e2;
-				break;
-			}
-		}
-		if (!fits) {
-			/* the leaf is unchanged: split it, or take the
-			 * change in smaller pieces */
-			bool split;
-			if ((err = can_split(vol, leaf, &split)))
-				break;
-			if (split) {
-				err = btree_split_leaf(&bt, &p, &moved);
-				if (moved)
-					inode->dtree = root_pack(bt.root);
-				if (err)
-					break;
-				continue;
-			}
-			if (n > 1) {
-				limit = n / 2;
-				continue;
-			}
-			err = -ENOSPC;
-			break;
-		}
-		if (err)
-			break;
-		if ((err = keep_allocs(vol, &u.alloc)) ||
-		    (err = release_list(vol, &u.freed)))
-			break;
-		pos += n;
-		limit = VEXT_WRITE_MAX;
-	}
-	if (err)
-		memset(written + (pos - logical), 0,
-		       (end - pos) * sizeof(*written));
-	if (!err && mode == VEXT_PUNCH)
-		err = drop_if_empty(vol, inode);
-	free(u.alloc.v);
-	free(u.freed.v);
-	free(x.r);
-	free(e);
-	return err;
-}
-
-/* ---- deleting a version ---- */
-
-static bool same_set(const struct vextents *a, const struct vextents *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (unsigned i = 0; i < a->n; i++)
-		if (a->r[i].logical != b->r[i].logical ||
-		    a->r[i].count != b->r[i].count ||
-		    a->r[i].label != b->r[i].label ||
-		    a->r[i].phys != b->r[i].phys)
-			return false;
-	return true;
-}
-
-/* A change to every leaf's records: a delete's plan (plan set) or
- * fsck's repair of the element lists. */
-static int leaf_op(struct vtree *vt, const struct vdelete_plan *plan,
-		   struct vextents *x, vfree_fn free_fn, void *ctx)
-{
-	return plan ? vext_delete(vt, plan, x, free_fn, ctx) :
-		      vext_repair(vt, x, free_fn, ctx);
-}
-
-static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
-			   struct vtree *vt, const struct vdelete_plan *plan);
-
-int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
-		    struct vtree *vt, const struct vdelete_plan *plan)
-{
-	if (!plan->count)
-		return 0;
-	return apply_to_leaves(vol, inode, vt, plan);
-}
-
-int vfilemap_repair(struct tux3_volume *vol, struct inode *inode,
-		    struct vtree *vt)
-{
-	return apply_to_leaves(vol, inode, vt, NULL);
-}
-
-static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
-			   struct vtree *vt, const struct vdelete_plan *plan)
-{
-	enum tree_kind kind;
-	int err;
-
-	if (!inode->dtree)
-		return 0;
-	if ((err = tree_kind(vol, inode, &kind)) || kind != TREE_VLEAF)
-		return err;
-	if (vol->mode != TUX3_OPEN_RDWR)
-		return -EROFS;
-
-	unsigned cap = vleaf_capacity(vol->blocksize) + 16;
-	struct btree bt = tree_of(vol, inode, &vdtree_ops);
-	struct vextents x, y;
-	struct uctx u = { .vol = vol };
-	if (vext_alloc(&x, cap) || vext_alloc(&y, cap)) {
-		free(x.r);
-		return -ENOMEM;
-	}
-	uint64_t key = 0;
-	for (;;) {
-		/* read first: only leaves the plan changes are written */
-		struct cursor c = { 0 };
-		uint64_t lo, hi;
-		err = btree_probe(&bt, key, &c);
-		if (!err) {
-			cursor_leaf_range(&c, &lo, &hi);
-			err = load_leaf(cursor_leaf(&c), &x);
-		}
-		cursor_release(&c);
-		if (err)
-			break;
-		memcpy(y.r, x.r, x.n * sizeof(*x.r));
-		y.n = x.n;
-		err = leaf_op(vt, plan, &y, NULL, NULL);
-		if (!err && same_set(&x, &y)) {
-			if (hi >= TUX3_KEY_LIMIT)
-				break;
-			key = hi;
-			continue;
-		}
-		if (err && err != -ENOSPC)
-			break;
-		struct wpath p;
-		bool moved = false, split;
-		uint8_t *leaf;
-		if ((err = probe_leaf(vol, inode, &bt, key, &p, &leaf, &lo,
-				      &hi)))
-			break;
-		if ((err = load_leaf(leaf, &x)))
-			break;
-		u.err = 0;
-		u.freed.n = 0;
-		err = leaf_op(vt, plan, &x, u_free, &u);
-		if (u.err)
-			err = u.err;
-		else if (!err)
-			err = vleaf_store(leaf, vol->blocksize, &x, lo, hi);
-		if (err == -ENOSPC && !u.err) {
-			u.freed.n = 0;
-			if ((err = can_split(vol, leaf, &split)))
-				break;
-			if (!split) {
-				err = -ENOSPC;
-				break;
-			}
-			err = btree_split_leaf(&bt, &p, &moved);
-			if (moved)
-				inode->dtree = root_pack(bt.root);
-			if (err)
-				break;
-			continue;	/* the same key: its left part */
-		}
-		if (err || (err = release_list(vol, &u.freed)))
-			break;
-		if (hi >= TUX3_KEY_LIMIT)
-			break;
-		key = hi;
-	}
-	if (!err)
-		err = drop_if_empty(vol, inode);
-	free(u.freed.v);
-	free(u.alloc.v);
-	free(x.r);
-	free(y.r);
-	return err;
-}
-
 /* ---- checking ---- */
 
 /* Every leaf's records in turn, in logical order (read only). */
@@ -810,21 +280,21 @@ static int each_leaf(struct tux3_volume *vol, const struct inode *inode,
 		     void (*fn)(void *ctx, const struct vextents *x),
 		     void *ctx)
 {
-	enum tree_kind kind;
+	enum vfilemap_kind kind;
 	int err;
 
 	if (!inode->dtree)
 		return 0;
-	if ((err = tree_kind(vol, inode, &kind)) || kind != TREE_VLEAF)
+	if ((err = vfilemap_kind(vol, inode, &kind)) || kind != VFM_VLEAF)
 		return err;
-	struct btree bt = tree_of(vol, inode, &vdtree_ops);
+	struct btree bt = vfilemap_tree(vol, inode, &vdtree_ops);
 	struct cursor c = { 0 };
 	struct vextents x;
-	if (vext_alloc(&x, vleaf_capacity(vol->blocksize)))
+	if (vextents_alloc(&x, vleaf_capacity(vol->blocksize)))
 		return -ENOMEM;
 	err = btree_probe(&bt, 0, &c);
 	while (!err) {
-		if ((err = load_leaf(cursor_leaf(&c), &x)))
+		if ((err = vextents_load(cursor_leaf(&c), &x)))
 			break;
 		fn(ctx, &x);
 		err = btree_next_leaf(&c);
@@ -875,45 +345,6 @@ int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
 {
 	struct exclusive_ctx e = { vt, exclusive };
 	return each_leaf(vol, inode, exclusive_leaf, &e);
-}
-
-/* ---- destroying ---- */
-
-static int destroy_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
-			const uint8_t *buf, uint64_t lo, uint64_t hi)
-{
-	struct blist *data = ctx;
-	int err = 0;
-	(void)bt; (void)blocknr; (void)lo; (void)hi;
-	for (unsigned i = 0; i < vleaf_count(buf) && !err; i++) {
-		struct vextent r;
-		vleaf_get(buf, i, &r);
-		for (uint32_t k = 0; k < r.count && r.phys && !err; k++)
-			err = blist_add(data, r.phys + k);
-	}
-	return err;
-}
-
-int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode)
-{
-	enum tree_kind kind;
-	int err = tree_kind(vol, inode, &kind);
-	if (err || kind != TREE_VLEAF)
-		return err ? err : -EINVAL;
-	static const struct btree_visit visit = { .leaf = destroy_leaf };
-	struct btree bt = tree_of(vol, inode, &vdtree_ops);
-	struct blist data = { 0 };
-	/* every version's data, then the nodes; a damaged tree frees
-	 * nothing */
-	err = btree_traverse(&bt, &visit, &data);
-	if (!err)
-		err = btree_free_nodes(&bt);
-	if (!err)
-		err = release_list(vol, &data);
-	if (!err)
-		inode->dtree = 0;
-	free(data.v);
-	return err;
 }
 
 /* The file's extents as the volume's selected version sees them (an

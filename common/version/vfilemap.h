@@ -93,4 +93,22 @@ int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
 int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
 		       struct vtree *vt, uint64_t *exclusive);
 
+/* Between vfilemap.c (reading) and vfilemap_write.c (changes). */
+/* What a file's data is: none, a direct extent, or a tree whose leftmost
+ * leaf's magic says 2014 dleaves or vleaves. */
+enum vfilemap_kind { VFM_NONE, VFM_DIRECT, VFM_DLEAF, VFM_VLEAF };
+int vfilemap_kind(struct tux3_volume *vol, const struct inode *inode,
+		  enum vfilemap_kind *kind);
+struct btree vfilemap_tree(struct tux3_volume *vol, const struct inode *inode,
+			    const struct btree_ops *ops);
+/* The physical block version label reads at logical in a leaf's
+ * records (0: a hole); e has room for VERSION_LABELS elements. */
+uint64_t vextents_read_at(struct vtree *vt, const struct vextents *x,
+			  unsigned label, uint64_t logical, struct velem *e);
+int vextents_alloc(struct vextents *x, unsigned cap);
+/* A leaf's records loaded into x (emptied first). */
+int vextents_load(const uint8_t *leaf, struct vextents *x);
+int vdtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
+		      uint8_t *newleaf, uint64_t *sep);
+
 #endif

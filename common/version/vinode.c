@@ -5,7 +5,7 @@
  *
  * Loading projects the blob onto the selected version: the attributes it
  * reads, as a 2014 blob that inode_from_blob decodes like any other.
- * Storing goes the other way: the 2014 blob of the changed inode is
+ * Storing (vinode_write.c) goes the other way: the 2014 blob of the changed inode is
  * compared key by key with what the version read, and only the keys that
  * differ are written through the version rules (vattrs_set), so that
  * every other version keeps what it saw.  The data tree root is the one
@@ -22,7 +22,6 @@
 #include "version/vfilemap.h"
 
 #define KEY_MODE	VATTR_KEY(ATTR_MODE_OWNER, 0)
-#define KEY_DTREE	VATTR_KEY(ATTR_DATA_BTREE, 0)
 
 int vol_label(struct tux3_volume *vol, unsigned *label)
 {
@@ -40,7 +39,7 @@ int vol_label(struct tux3_volume *vol, unsigned *label)
 
 /* The blob as version label reads it, in the 2014 form; -ENOENT when the
  * inode does not exist in it (no mode), -EUCLEAN for a damaged blob. */
-static int project(struct tux3_volume *vol, tux3_ino_t inum,
+int vinode_project(struct tux3_volume *vol, tux3_ino_t inum,
 		   const struct vattrs *x, unsigned label, uint8_t **view,
 		   unsigned *vlen)
 {
@@ -86,7 +85,7 @@ static int project(struct tux3_volume *vol, tux3_ino_t inum,
 	return err;
 }
 
-static int decode(struct tux3_volume *vol, tux3_ino_t inum,
+int vinode_decode(struct tux3_volume *vol, tux3_ino_t inum,
 		  const uint8_t *blob, unsigned len, struct vattrs *x)
 {
 	unsigned bad_at = 0;
@@ -107,9 +106,9 @@ int vinode_view(struct tux3_volume *vol, tux3_ino_t inum,
 	int err = vol_label(vol, &label);
 	if (err)
 		return err;
-	if ((err = decode(vol, inum, blob, len, &x)))
+	if ((err = vinode_decode(vol, inum, blob, len, &x)))
 		return err;
-	err = project(vol, inum, &x, label, view, vlen);
+	err = vinode_project(vol, inum, &x, label, view, vlen);
 	vattrs_free(&x);
 	if (err == -ENOENT)
 		err = vol_error(vol, -ENOENT, TUX3_NONE, inum, TUX3_NONE,
@@ -118,191 +117,13 @@ int vinode_view(struct tux3_volume *vol, tux3_ino_t inum,
 	return err;
 }
 
-/* Non-absent XATTR attributes of atom: the references the atom table
- * counts for this inode (one per version's own value). */
-static unsigned atom_uses(const struct vattrs *x, unsigned atom)
-{
-	unsigned n = 0;
-	for (unsigned i = 0; i < x->n; i++)
-		if (x->a[i].key == VATTR_KEY(ATTR_XATTR, atom) &&
-		    !x->a[i].absent)
-			n++;
-	return n;
-}
-
-static bool has_key(const struct vattrs *x, uint32_t key)
-{
-	for (unsigned i = 0; i < x->n; i++)
-		if (x->a[i].key == key && !x->a[i].absent)
-			return true;
-	return false;
-}
-
-/*
- * The atom table counts one reference per XATTR attribute of any version.
- * The caller (xattr.c) already took or gave back one reference for each
- * xattr that appeared in or left the version's view; what the version
- * rules did besides (an old value handed to a snapshot) is settled here.
- * Increments come first, so no count touches zero on the way.
- */
-static int settle_atoms(struct tux3_volume *vol, const struct vattrs *before,
-			const struct vattrs *after, const struct vattrs *oldv,
-			const struct vattrs *newv)
-{
-	int err = 0;
-	for (int pass = 0; pass < 2 && !err; pass++) {
-		const struct vattrs *all[2] = { before, after };
-		for (int s = 0; s < 2 && !err; s++)
-			for (unsigned i = 0; i < all[s]->n && !err; i++) {
-				uint32_t key = all[s]->a[i].key;
-				if (key >> 16 != ATTR_XATTR)
-					continue;
-				unsigned atom = key & 0xffff;
-				/* each atom once: its first occurrence */
-				bool first = true;
-				for (int t = 0; t <= s && first; t++)
-					for (unsigned j = 0; j < (t < s ?
-					     all[t]->n : i) && first; j++)
-						first = all[t]->a[j].key != key;
-				if (!first)
-					continue;
-				int de = (int)atom_uses(after, atom) -
-					 (int)atom_uses(before, atom);
-				int dv = (int)has_key(newv, key) -
-					 (int)has_key(oldv, key);
-				int extra = de - dv;
-				if (pass == 0 && extra > 0)
-					err = atom_ref_add(vol, atom,
-							   (unsigned)extra);
-				for (; pass == 1 && extra < 0 && !err; extra++)
-					err = atom_put(vol, atom);
-			}
-	}
-	return err;
-}
-
-/* The key's attribute in a decoded view (label 0 only). */
-static const struct vattr *view_get(const struct vattrs *v, uint32_t key)
-{
-	for (unsigned i = 0; i < v->n; i++)
-		if (v->a[i].key == key && !v->a[i].absent)
-			return &v->a[i];
-	return NULL;
-}
-
-static bool same_value(const struct vattr *a, const struct vattr *b)
-{
-	return a->len == b->len && (!a->len || !memcmp(a->data, b->data,
-						       a->len));
-}
-
-/*
- * Write the version's new view (a 2014 blob) into the disk blob: the
- * merged blob in *out (malloc'd).  The selected version may become an
- * implicit child on the way (vol->vt changes, saved at the commit).
- */
-int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
-		 const uint8_t *disk, unsigned dlen, const uint8_t *view,
-		 unsigned vlen, uint8_t **out, unsigned *olen)
-{
-	struct vattrs x = { 0 }, before = { 0 }, oldv = { 0 }, newv = { 0 };
-	unsigned label, start;
-	uint8_t *old = NULL, *buf = NULL;
-	unsigned oldlen = 0;
-	int err = vol_label(vol, &label);
-
-	start = label;
-	if (!err && (err = decode(vol, inum, disk, dlen, &x)) == 0)
-		err = decode(vol, inum, disk, dlen, &before);
-	if (!err && dlen) {
-		err = project(vol, inum, &x, label, &old, &oldlen);
-		if (err == -ENOENT)
-			err = 0;	/* created in this version */
-	}
-	if (!err && old)
-		err = decode(vol, inum, old, oldlen, &oldv);
-	if (!err)
-		err = decode(vol, inum, view, vlen, &newv);
-	int64_t now = vol_now(vol);
-	/* keys the version reads now: changed or gone */
-	for (unsigned i = 0; i < oldv.n && !err; i++) {
-		const struct vattr *o = &oldv.a[i], *n = view_get(&newv, o->key);
-		if (o->key == KEY_DTREE || (n && same_value(o, n)))
-			continue;
-		err = vattrs_set(vol->vt, &x, &label, o->key,
-				 n ? (n->data ? n->data : (const void *)"")
-				   : NULL, n ? n->len : 0, now);
-	}
-	/* keys new to the version */
-	for (unsigned i = 0; i < newv.n && !err; i++) {
-		const struct vattr *n = &newv.a[i];
-		if (n->key == KEY_DTREE || view_get(&oldv, n->key))
-			continue;
-		err = vattrs_set(vol->vt, &x, &label, n->key,
-				 n->data ? n->data : (const void *)"", n->len,
-				 now);
-	}
-	/* the data tree: shared by every version, one label-0 attribute */
-	if (!err) {
-		const struct vattr *t = view_get(&newv, KEY_DTREE);
-		err = vattrs_set_shared(&x, KEY_DTREE, t ? t->data : NULL,
-					t ? t->len : 0);
-	}
-	if (label != start)
-		vol->vt_dirty = true;	/* an implicit child was made (it
-					 * stays even if the store fails) */
-	unsigned cap = dlen + vlen + 4 * 6 * 16 + 64;
-	if (!err && !(buf = malloc(cap)))
-		err = -ENOMEM;
-	if (!err) {
-		int n = vattrs_encode(&x, buf, cap);
-		if (n < 0)
-			err = n;
-		else
-			*olen = (unsigned)n;
-	}
-	if (!err && *olen > vol->blocksize - ILEAF_HEADER - 2)
-		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
-				"inode %" PRIu64 ": the attributes of all its "
-				"versions would take %u bytes, more than an "
-				"inode-table leaf holds (%u): delete a "
-				"snapshot first", inum, *olen,
-				vol->blocksize - ILEAF_HEADER - 2);
-	if (!err)
-		err = settle_atoms(vol, &before, &x, &oldv, &newv);
-	if (!err)
-		*out = buf;
-	else
-		free(buf);
-	free(old);
-	vattrs_free(&x);
-	vattrs_free(&before);
-	vattrs_free(&oldv);
-	vattrs_free(&newv);
-	return err;
-}
-
 int vinode_read_by_any(struct tux3_volume *vol, tux3_ino_t inum,
 		       const uint8_t *disk, unsigned dlen, bool *any)
 {
 	struct vattrs x;
-	int err = decode(vol, inum, disk, dlen, &x);
+	int err = vinode_decode(vol, inum, disk, dlen, &x);
 	if (!err)
 		*any = vattrs_inode_live(vol->vt, &x);
-	vattrs_free(&x);
-	return err;
-}
-
-/* The atoms of every XATTR attribute left in a blob no version reads:
- * their references go with the blob. */
-int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
-			 const uint8_t *disk, unsigned dlen)
-{
-	struct vattrs x;
-	int err = decode(vol, inum, disk, dlen, &x);
-	for (unsigned i = 0; i < x.n && !err; i++)
-		if (x.a[i].key >> 16 == ATTR_XATTR && !x.a[i].absent)
-			err = atom_put(vol, x.a[i].key & 0xffff);
 	vattrs_free(&x);
 	return err;
 }

@@ -1,7 +1,7 @@
 /*
  * common/version/ on a volume: the version table file (inode 3), inodes
- * seen through the selected version, and their data written, truncated
- * and destroyed in it (doc/format.md 17).  The pure version algebra is
+ * seen through the selected version (vinode.c), and changed in it, with
+ * their data (vinode_write.c) (doc/format.md 17).  The pure version algebra is
  * version/version.h, versioned leaves version/vleaf.h, versioned file
  * maps version/vfilemap.h.  vinode_ops is this layer's table for the
  * core and the write path.
@@ -13,7 +13,10 @@
 #include "write/write.h"
 #include "version/version.h"
 
-/* ---- vtable_inode.c ---- */
+struct vtree;
+struct vdelete_plan;
+
+/* ---- vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
 int vtable_load(struct tux3_volume *vol);
 int vtable_read(struct tux3_volume *vol);	/* without the marks' check */
 /* At open: vtable_load, its failure a warning (the origin reads without
@@ -22,32 +25,34 @@ int vtable_open(struct tux3_volume *vol);
 int vtable_save(struct tux3_volume *vol, const struct vtree *vt);
 void vtable_unload(struct tux3_volume *vol);
 
-/* ---- vinode.c ---- */
+/* ---- vinode.c: inodes seen through the selected version (vol->vtag) */
 extern const struct vinode_ops vinode_ops;
-/* vtable_inode.c: the version table in inode 3 (format.md 17.2, 17.4) */
-struct vtree;
-/* vinode.c: inodes of a volume with versions, seen through the selected
- * version (vol->vtag).  applies: the volume has versions and the inode is
- * not internal.  view: the disk blob projected onto the version (a 2014
- * blob; -ENOENT when the inode does not exist in it).  merge: the
- * version's changed view written into the disk blob (*out malloc'd;
- * -ENOSPC when all versions no longer fit a leaf). */
+/* The selected version's label (the origin's when none is selected). */
 int vol_label(struct tux3_volume *vol, unsigned *label);
+/* The blob decoded (-EUCLEAN, named, when damaged), and projected onto
+ * version label as a 2014 blob (-ENOENT: the inode is not in it). */
+int vinode_decode(struct tux3_volume *vol, tux3_ino_t inum,
+		  const uint8_t *blob, unsigned len, struct vattrs *x);
+int vinode_project(struct tux3_volume *vol, tux3_ino_t inum,
+		   const struct vattrs *x, unsigned label, uint8_t **view,
+		   unsigned *vlen);
+/* The disk blob as the selected version reads it (vinode_ops.view). */
 int vinode_view(struct tux3_volume *vol, tux3_ino_t inum,
 		const uint8_t *blob, unsigned len, uint8_t **view,
 		unsigned *vlen);
+int vinode_read_by_any(struct tux3_volume *vol, tux3_ino_t inum,
+		       const uint8_t *disk, unsigned dlen, bool *any);
+
+/* ---- vinode_write.c: inodes and their data changed in the version */
+/* The version's changed view written into the disk blob (*out malloc'd;
+ * -ENOSPC when all versions no longer fit a leaf). */
 int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
 		 const uint8_t *disk, unsigned dlen, const uint8_t *view,
 		 unsigned vlen, uint8_t **out, unsigned *olen);
-int vinode_read_by_any(struct tux3_volume *vol, tux3_ino_t inum,
-		       const uint8_t *disk, unsigned dlen, bool *any);
 int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
 			 const uint8_t *disk, unsigned dlen);
-struct vdelete_plan;
-
-/* ---- vinode_data.c ---- */
-/* vinode_data.c: inode_write_data, inode_truncate and inode_destroy of
- * an inode vinode_applies() to, in the selected version. */
+/* inode_write_data, inode_truncate and inode_destroy of an inode
+ * vinode_applies() to, in the selected version. */
 int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
 		      const void *buf, size_t len, uint64_t pos);
 int vinode_truncate(struct tux3_volume *vol, struct inode *inode,

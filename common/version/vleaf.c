@@ -275,12 +275,6 @@ int vleaf_store(uint8_t *leaf, unsigned blocksize, const struct vextents *x,
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Records of r[0..n) (sorted by logical) starting below key. */
 static unsigned starts_below(const struct vextent *r, unsigned n,
 			     uint64_t key)

@@ -3,7 +3,7 @@
  * asks a placement for the blocks' homes.  A 2014 file's placement
  * rewrites this delta's own blocks in place and gives every other block
  * a new home near its neighbours (the committed one must stay); a
- * versioned file's placement is version/vinode_data.c's.  Also truncate,
+ * versioned file's placement is version/vinode_write.c's.  Also truncate,
  * and a file's unversioned map given back.
  */
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /*
- * Layer: vinode.c, vinode_data.c -- the file operations in a version:
+ * Layer: vinode.c, vinode_write.c -- the file operations in a version:
  * snapshots isolate data, sizes, modes, xattrs and names; an inode made
  * after a snapshot is absent from it, one unlinked lives on in it; the
  * implicit child of a written snapshot survives a reopen; deleting gives
