@@ -42,8 +42,11 @@ enum {
  *  RDWR            read-write: changes gather in a delta, committed by
  *                  tux3_sync(), tux3_umount() or when the delta grows past
  *                  a bound.  Refused (-EUCLEAN) when replay met allocation
- *                  conflicts.  Orphans found by replay are kept (their
- *                  release comes with the orphan work).
+ *                  conflicts.  The open finishes what a crash left: a
+ *                  snapshot delete half done, then the orphans found by
+ *                  replay (inodes unlinked while open in a run that is
+ *                  over) are destroyed and their space given back, in a
+ *                  commit of their own.
  *  NOREPLAY        reads only the superblock and on-disk trees, without the
  *                  log: to inspect a volume whose log is damaged.  Bnodes and
  *                  free space may then be stale.

@@ -1,5 +1,5 @@
 /*
- * libtux3 check engine: the passes of fsck.tux3 (common/fsck*.c).
+ * libtux3 check engine: the passes of fsck.tux3 (common/check/fsck*.c).
  *
  * The engine opens the volume, runs numbered passes on top of the walker
  * and the checkers (tux3_walk, tux3_check_namespace, tux3_check_alloc) and
@@ -20,7 +20,8 @@
  *   6 atoms         (xattr atom dictionary, refcounts, reverse map)
  *   7 orphans       (pending orphans are normal: reported, released on repair)
  *   8 free space    (bitmap against every reference, countmap, counters)
- *   9 versions      (reserved for snapshots)
+ *   9 versions      (the version marks and table, every inode's element
+ *                    lists, a snapshot delete left half done)
  */
 #ifndef TUX3_FSCK_H
 #define TUX3_FSCK_H

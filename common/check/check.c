@@ -1,9 +1,9 @@
 /*
- * Block ownership against the allocation bitmap: the first piece of the
- * checker that fsck.tux3 will be the front end of.  A visitor on the
- * walker marks every block the volume references (tree nodes, extents,
- * log blocks, the reserved area, blocks the log frees only at the next
- * unify) in a shadow map, then compares it with the live bitmap.
+ * Block ownership against the allocation bitmap (tux3_check_alloc, and
+ * committed_map for the tests).  A visitor on the walker marks every
+ * block the volume references (tree nodes, extents, log blocks, the
+ * reserved area, blocks the log frees only at the next unify) in a
+ * shadow map, then compares it with the live bitmap.
  */
 #include <inttypes.h>
 #include <stdlib.h>
