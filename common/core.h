@@ -146,6 +146,8 @@ static inline int inode_room(struct tux3_volume *vol, tux3_ino_t inum)
 int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 	       unsigned *len);
 int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode);
+/* The same for a directory: -ENOTDIR (nothing held) for another kind. */
+int inode_load_dir(struct tux3_volume *vol, tux3_ino_t ino, struct inode *dir);
 void inode_free(struct inode *inode);
 int inode_from_blob(struct tux3_volume *vol, tux3_ino_t inum,
 		    const uint8_t *blob, unsigned len, uint64_t leafblock,

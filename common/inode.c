@@ -225,3 +225,14 @@ unsigned inode_dtype(uint32_t mode)
 	}
 	return TUX3_DT_UNKNOWN;
 }
+
+/* A directory's inode loaded; -ENOTDIR (nothing held) for another kind. */
+int inode_load_dir(struct tux3_volume *vol, tux3_ino_t ino, struct inode *dir)
+{
+	int err = inode_load(vol, ino, dir);
+	if (!err && !S_ISDIR(dir->mode)) {
+		inode_free(dir);
+		err = -ENOTDIR;
+	}
+	return err;
+}

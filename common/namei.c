@@ -7,19 +7,6 @@
 #include <sys/stat.h>
 #include "core.h"
 
-static int load_dir(struct tux3_volume *vol, tux3_ino_t ino,
-		    struct inode *dir)
-{
-	int err = inode_load(vol, ino, dir);
-	if (err)
-		return err;
-	if (!S_ISDIR(dir->mode)) {
-		inode_free(dir);
-		return -ENOTDIR;
-	}
-	return 0;
-}
-
 struct lookup_ctx {
 	const char *name;
 	size_t len;
@@ -43,7 +30,7 @@ int tux3_lookup(struct tux3_volume *vol, tux3_ino_t dirino, const char *name,
 
 	if (!len || len > 255)
 		return len ? -ENAMETOOLONG : -ENOENT;
-	int err = load_dir(vol, dirino, &dir);
+	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
 	err = dir_iterate(vol, &dir, lookup_entry, &l);
@@ -157,7 +144,7 @@ int tux3_readdir(struct tux3_volume *vol, tux3_ino_t dirino,
 {
 	struct inode dir;
 	struct readdir_ctx r = { filldir, ctx };
-	int err = load_dir(vol, dirino, &dir);
+	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
 	err = dir_iterate(vol, &dir, readdir_entry, &r);

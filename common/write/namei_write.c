@@ -162,17 +162,6 @@ static int valid_name(const char *name, size_t len)
 	return 0;
 }
 
-static int load_dir_w(struct tux3_volume *vol, tux3_ino_t ino,
-		      struct inode *dir)
-{
-	int err = inode_load(vol, ino, dir);
-	if (!err && !S_ISDIR(dir->mode)) {
-		inode_free(dir);
-		err = -ENOTDIR;
-	}
-	return err;
-}
-
 /* ---- creating ---- */
 
 static int new_inode(struct tux3_volume *vol, const struct inode *dir,
@@ -218,7 +207,7 @@ static int mknod_common(struct tux3_volume *vol, tux3_ino_t dirino,
 		return err;
 	if (!(mode & S_IFMT))
 		mode |= S_IFREG;
-	if ((err = load_dir_w(vol, dirino, &dir)))
+	if ((err = inode_load_dir(vol, dirino, &dir)))
 		return err;
 	if (!known_new) {
 		err = dir_find(vol, &dir, name, (unsigned)len, &f);
@@ -342,7 +331,7 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 		inode_free(&inode);
 		return -EPERM;
 	}
-	if ((err = load_dir_w(vol, dirino, &dir))) {
+	if ((err = inode_load_dir(vol, dirino, &dir))) {
 		inode_free(&inode);
 		return err;
 	}
@@ -409,7 +398,7 @@ static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
 
 	if ((err = begin_change(vol, name, len)))
 		return err;
-	if ((err = load_dir_w(vol, dirino, &dir)))
+	if ((err = inode_load_dir(vol, dirino, &dir)))
 		return err;
 	if ((err = dir_find(vol, &dir, name, (unsigned)len, &f)))
 		goto out;
@@ -576,11 +565,11 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 	if ((err = writable(vol)) || (err = valid_name(oldname, oldlen)) ||
 	    (err = valid_name(newname, newlen)) || (err = maybe_commit(vol)))
 		return err;
-	if ((err = load_dir_w(vol, olddir, &d1)))
+	if ((err = inode_load_dir(vol, olddir, &d1)))
 		return err;
 	struct inode *od = &d1, *nd = &d1;
 	if (!same) {
-		if ((err = load_dir_w(vol, newdir, &d2))) {
+		if ((err = inode_load_dir(vol, newdir, &d2))) {
 			inode_free(&d1);
 			return err;
 		}
