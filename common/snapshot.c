@@ -12,7 +12,9 @@
  * are gone after the first).  Read-only opens and fsck see it pending.
  *
  * Every inode takes part: its attribute lists, its data's lists, and
- * the inode itself when no version reads it any more.
+ * the inode itself when no version reads it any more.  The inodes are
+ * found by the walker, as is every inode tux3_version_space counts the
+ * blocks only one version reads of.
  */
 #include <inttypes.h>
 #include <stdio.h>

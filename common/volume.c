@@ -1,6 +1,6 @@
 /*
  * The volume: open (superblock, then replay, orphans, versions) and close,
- * settings and statfs.  Above every layer: errors and block reads are in
+ * and the settings of an open volume (time, cache).  Above every layer: errors and block reads are in
  * io/vol_io.c.
  */
 #include <fcntl.h>

@@ -2,7 +2,8 @@
  * What an open volume is: struct tux3_volume and the plain state it is
  * made of (the device, the superblock as read, the replay overlay, the
  * live bitmap, the atom table, orphans, the delta being built), with the
- * volume's geometry constants.  Data only, no functions: every layer of
+ * volume's geometry constants.  Data only, and three inline questions
+ * about it (writable, block and extent in range): every layer of
  * libtux3 reads it, so it sits below them all and includes nothing of
  * theirs.  Each member's code lives in the layer its comment names.
  */

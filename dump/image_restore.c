@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "image.h"
-#include "internal.h"
+#include "format/endian.h"
 
 struct rst {
 	const char *path, *device;

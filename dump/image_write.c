@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "image.h"
-#include "internal.h"
+#include "format/endian.h"
 
 struct out {
 	struct image *im;

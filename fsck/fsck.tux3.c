@@ -1,6 +1,6 @@
 /*
  * fsck.tux3: check and repair a Tux3 volume under the fsck(8) contract.
- * The passes and the problem table are the library's (common/fsck*.c);
+ * The passes and the problem table are the library's (common/check/fsck*.c);
  * this is the front end: options, questions, exit codes, progress,
  * timing, whether the volume is in use (mounted, or locked by another
  * process) and signals.

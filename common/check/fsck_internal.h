@@ -1,5 +1,5 @@
 /*
- * Internals of the check engine (common/fsck*.c): the run state, the
+ * Internals of the check engine (common/check/fsck*.c): the run state, the
  * problem codes, reporting helpers, the passes and the repair primitives.
  * One file per pass:
  *   fsck_problem.c  the problem table and reporting

@@ -3,7 +3,7 @@
  * version's view of the attributes merged back into the blob of every
  * version (vinode_merge, the atom references settled), and file data:
  * writes
- * give every written block a new home in that version only (vfilemap.c,
+ * give every written block a new home in that version only (vfilemap_write.c,
  * redirect-on-write), truncates punch holes in that version only, and an
  * inode unlinked in one version lives on in the others.
  *
