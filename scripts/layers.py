@@ -36,7 +36,7 @@ RANKS = {
        " log.c fields.c",                                                    # format
     2: "btree.c inode.c filemap.c namei.c xattr.c orphan.c replay.c"
        " replay_steps.c logscan.c bitmap.c dir.c atom.c raw.c",              # core
-    3: "btree_edit.c balloc.c commit.c logwrite.c log_write.c inode_write.c"
+    3: "btree_edit.c balloc.c commit.c log_write.c inode_write.c"
        " filemap_write.c namei_write.c orphan_write.c atom_write.c"
        " fallocate.c mkfs.c data_write.c raw_write.c",                                   # write
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c vinode.c"

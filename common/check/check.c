@@ -1,10 +1,10 @@
 /*
  * Two checkers on the walker: block ownership against the allocation
  * bitmap (tux3_check_alloc, and committed_map for the tests), and the
- * namespace (tux3_check_namespace: reachability, link counts).  A visitor on the walker marks every
- * block the volume references (tree nodes, extents, log blocks, the
- * reserved area, blocks the log frees only at the next unify) in a
- * shadow map, then compares it with the live bitmap.
+ * namespace (tux3_check_namespace: reachability, link counts).  The
+ * first marks every block the volume references (tree nodes, extents,
+ * log blocks, the reserved area, blocks the log frees only at the next
+ * unify) in a shadow map, then compares it with the live bitmap.
  */
 #include <inttypes.h>
 #include <stdlib.h>
