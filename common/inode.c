@@ -152,6 +152,7 @@ int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode)
 	const uint8_t *blob;
 	unsigned len;
 
+	vol->inode_loads++;
 	memset(inode, 0, sizeof(*inode));
 	if (!inum || inum >= TUX3_KEY_LIMIT)
 		return vol_error(vol, -ENOENT, TUX3_NONE, inum, TUX3_NONE,

@@ -74,6 +74,8 @@ struct tux3_fsck_ops {
 	int (*cancelled)(void *ctx);
 };
 
+#define TUX3_FSCK_PASSES 9
+
 struct tux3_fsck_result {
 	unsigned found;		/* problems reported */
 	unsigned fixed;		/* repaired (committed) */
@@ -83,6 +85,9 @@ struct tux3_fsck_result {
 	int aborted;		/* stopped by a problem callback < 0 */
 	unsigned orphans;	/* pending orphans met (released if repair) */
 	uint64_t files, blocks, usedblocks;	/* for the summary line */
+	/* The work each pass did (index: the pass number), counted rather
+	 * than timed: inodes loaded.  Filled before ops->pass_end. */
+	uint64_t inode_loads[TUX3_FSCK_PASSES + 1];
 };
 
 enum tux3_fsck_mode {

@@ -237,6 +237,7 @@ struct tux3_volume {
 	struct { uint64_t block; uint32_t count; } *deunify;
 	unsigned ndeunify, deunify_cap;
 
+	uint64_t inode_loads;		/* work counter: inode_load calls */
 	struct tux3_error error;
 	char **warnings;
 	uint8_t *warning_sources;	/* enum tux3_warning_source, per warning */

@@ -50,6 +50,7 @@ static volatile sig_atomic_t got_signal;
 
 struct opts {
 	int preen, no, yes, force, verbose, timing;
+	const struct tux3_fsck_result *res;	/* of the run, for -t */
 	int backup;		/* -b: the secondary superblock */
 	int progress_fd;	/* -1 none, 0 a bar on the terminal */
 	const char *device;
@@ -221,8 +222,10 @@ static void pass_end(void *ctx, unsigned pass)
 		return;
 	/* growth since the previous pass ended: the passes add up */
 	long rss = peak_rss();
-	say(o, "Pass %u: time %.3f s, peak memory %ld KiB (+%ld KiB)\n",
-	    pass, since(&o->t0), rss, rss - o->rss0);
+	say(o, "Pass %u: time %.3f s, peak memory %ld KiB (+%ld KiB), "
+	    "%" PRIu64 " inodes loaded\n", pass, since(&o->t0), rss,
+	    rss - o->rss0, pass <= TUX3_FSCK_PASSES ?
+	    o->res->inode_loads[pass] : 0);
 	o->rss0 = rss;
 }
 
@@ -641,6 +644,7 @@ int main(int argc, char **argv)
 	enum tux3_fsck_mode mode = o.no ? TUX3_FSCK_CHECK :
 		use == USE_RO ? TUX3_FSCK_REPAIR_MOUNTED_RO : TUX3_FSCK_REPAIR;
 	char err[600];
+	o.res = &res;
 	int rc = tux3_fsck_run(o.device, mode, &ops, &o, &res, err,
 			       sizeof(err));
 	bar_clear(&o);

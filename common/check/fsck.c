@@ -71,11 +71,17 @@ int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
 			break;
 		if (ops->pass_begin)
 			ops->pass_begin(ctx, f.pass, passes[i].title);
+		uint64_t loads = f.vol ? f.vol->inode_loads : 0;
 		err = passes[i].run(&f);
 		if (!err && f.err)
 			err = f.err;
 		if (err)
 			goto operational;
+		/* a pass that opened the volume counts from zero */
+		if (f.vol && f.pass <= TUX3_FSCK_PASSES)
+			res->inode_loads[f.pass] = f.vol->inode_loads >= loads ?
+				f.vol->inode_loads - loads :
+				f.vol->inode_loads;
 		if (ops->pass_end)
 			ops->pass_end(ctx, f.pass);
 		if (f.unusable || f.stop)

@@ -55,24 +55,52 @@ static void ns_free(struct nslist *l)
 	free(l->v);
 }
 
-static bool unreachable_named(struct fsck *f, struct nslist *l,
-			      uint64_t inum)
+/*
+ * The inodes named inside unreachable directories: they come back with
+ * the directory that names them, so only the top of each lost subtree is
+ * reported.  Built once per round, each unreachable directory read once,
+ * so that a lost directory of N entries costs N, not N squared.
+ */
+struct named_ctx {
+	struct blockset *set;
+	tux3_ino_t dir;
+	int err;
+};
+
+static int note_named(void *ctx, const struct dirent_info *d)
 {
-	/* named by another unreachable directory: it comes back with it */
+	struct named_ctx *c = ctx;
+	if (d->inum != c->dir) {
+		int r = blockset_add(c->set, d->inum);
+		if (r < 0) {
+			c->err = r;
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int unreachable_named_build(struct fsck *f, struct nslist *l,
+				   struct blockset *set)
+{
 	for (size_t i = 0; i < l->n; i++) {
 		struct nsprob *p = &l->v[i];
-		struct tux3_stat st;
-		if (p->what != TUX3_NS_UNREACHABLE || p->inum == inum)
+		struct named_ctx c = { set, p->inum, 0 };
+		struct inode dir;
+		if (p->what != TUX3_NS_UNREACHABLE)
 			continue;
-		if (tux3_stat(f->vol, p->inum, &st) || !S_ISDIR(st.mode)) {
+		if (inode_load_dir(f->vol, p->inum, &dir)) {
 			tux3_clear_error(f->vol);
 			continue;
 		}
-		if (fsck_dir_names(f->vol, p->inum, inum) > 0)
-			return true;
+		/* a damaged block ends what this directory can name */
+		dir_iterate(f->vol, &dir, note_named, &c);
+		inode_free(&dir);
 		tux3_clear_error(f->vol);
+		if (c.err == -ENOMEM)
+			return c.err;
 	}
-	return false;
+	return 0;
 }
 
 /* The table's message for each namespace problem takes its own values. */
@@ -181,6 +209,8 @@ static int ns_round(struct fsck *f, struct declined *declined)
 		return err;
 	}
 	bool lost_ok = lost_found_usable(f, &l);
+	struct blockset named = { 0 };	/* unreachable_named_build's */
+	bool named_ready = false;
 	/* structural problems first; link counts after them */
 	for (int phase = 0; phase < 2 && !f->stop; phase++) {
 		for (size_t i = 0; i < l.n && !f->stop; i++) {
@@ -207,8 +237,17 @@ static int ns_round(struct fsck *f, struct declined *declined)
 				continue;
 			/* an inode named inside another unreachable directory
 			 * comes back with it: only the top one is reported */
+			if (p->what == TUX3_NS_UNREACHABLE && !named_ready) {
+				named_ready = true;
+				err = unreachable_named_build(f, &l, &named);
+				if (err) {
+					blockset_free(&named);
+					ns_free(&l);
+					return err;
+				}
+			}
 			if (p->what == TUX3_NS_UNREACHABLE &&
-			    unreachable_named(f, &l, p->inum))
+			    blockset_has(&named, p->inum))
 				continue;
 			if (!report(f, id, p)) {
 				decline(declined, p);
@@ -257,6 +296,7 @@ static int ns_round(struct fsck *f, struct declined *declined)
 		fsck_problem(f, P3_STRUCT_BAD, false, NULL,
 			     "too many namespace problems: the rest are not "
 			     "listed");
+	blockset_free(&named);
 	ns_free(&l);
 	return structural;
 }
