@@ -954,6 +954,12 @@ struct open_ref {
 int orphan_unify(struct tux3_volume *vol);
 int orphan_begin(struct tux3_volume *vol, uint64_t inum);
 int orphan_end(struct tux3_volume *vol, uint64_t inum);
+/* Forget inum's orphan record, leaving the inode alone: ORPHAN_DEL is
+ * logged and the unify takes the record out of the otree (or, if it was
+ * added this cycle, it never gets there).  orphan_end does this after
+ * destroying the inode; fsck for an orphan that is not one any more.
+ * The one copy of that bookkeeping. */
+int orphan_forget(struct tux3_volume *vol, tux3_ino_t inum);
 int orphans_release(struct tux3_volume *vol);
 unsigned inode_open_count(struct tux3_volume *vol, tux3_ino_t ino);
 int inode_destroy(struct tux3_volume *vol, struct inode *inode);

@@ -1591,21 +1591,6 @@ static const struct dwalk_ops rebuild_ops = {
 	.node = rel_node, .extent = rb_extent, .outside = skip_outside,
 };
 
-/* An orphan that goes away is no orphan any more. */
-static int orphan_forget(struct tux3_volume *vol, tux3_ino_t inum)
-{
-	if (!orphan_has(&vol->orphans, inum))
-		return 0;
-	struct logrec r = { .code = LOG_ORPHAN_DEL, .inum = inum };
-	int err = log_append(vol, &r);
-	if (err)
-		return err;
-	orphan_del(&vol->orphans, inum);
-	if (!orphan_del(&vol->log_orphans, inum))
-		err = orphan_add(&vol->otree_deletes, inum);
-	return err;
-}
-
 static int repair_clear(struct p4 *p, tux3_ino_t inum)
 {
 	struct tux3_volume *vol = p->vol;
@@ -1629,7 +1614,9 @@ static int repair_clear(struct p4 *p, tux3_ino_t inum)
 		if (vol->super.usedinodes)
 			vol->super.usedinodes--;
 		vol->super_dirty = true;
-		err = orphan_forget(vol, inum);
+		/* an orphan that goes away is no orphan any more */
+		if (orphan_has(&vol->orphans, inum))
+			err = orphan_forget(vol, inum);
 	}
 	inode_free(&inode);
 	return err;

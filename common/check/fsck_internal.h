@@ -185,8 +185,6 @@ int fsck_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
 int fsck_atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
 /* Remove inum's xattrs that use atom. */
 int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
-/* Remove inum's orphan record, leaving the inode alone. */
-int fsck_orphan_forget(struct tux3_volume *vol, tux3_ino_t inum);
 /* Make the commit's unify rewrite group's countmap entry. */
 int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
 void fsck_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);

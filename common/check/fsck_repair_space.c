@@ -1,9 +1,8 @@
 /*
- * Repair primitives of passes 6 (atoms), 7 (orphans) and 8 (free space).
+ * Repair primitives of passes 6 (atoms) and 8 (free space).
  * Like fsck_repair.c they change the volume only through the write
  * path's building blocks: the atom table is ordinary data of inode 4
- * (inode_write_data, logged and copy-on-write), orphan records are
- * dropped with ORPHAN_DEL as the write path does, and the allocation
+ * (inode_write_data, logged and copy-on-write), and the allocation
  * maps and superblock counters are in-memory state that the unify of
  * fsck_commit() writes out (bitmap_flush for the countmap, the
  * FREEBLOCKS record, the superblock).
@@ -135,25 +134,6 @@ int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom)
 		err = inode_store(vol, &inode);
 	}
 	inode_free(&inode);
-	return err;
-}
-
-/* ---- pass 7: orphan records ---- */
-
-/*
- * Forget inum's orphan record without touching the inode: ORPHAN_DEL is
- * logged as when an orphan ends, and the unify of the commit takes it
- * out of the otree (or it never gets there, if it was added this cycle).
- */
-int fsck_orphan_forget(struct tux3_volume *vol, tux3_ino_t inum)
-{
-	struct logrec r = { .code = LOG_ORPHAN_DEL, .inum = inum };
-	int err = log_append(vol, &r);
-	if (err)
-		return err;
-	orphan_del(&vol->orphans, inum);
-	if (!orphan_del(&vol->log_orphans, inum))
-		err = orphan_add(&vol->otree_deletes, inum);
 	return err;
 }
 
