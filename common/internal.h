@@ -968,6 +968,34 @@ int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
 	       uint64_t inum, const uint8_t *blob, unsigned len);
 void orphan_set_free(struct orphan_set *s);
 
+/* ---- write/repair.c: repair primitives the check engine calls ---- */
+/* fsck changes the volume only through these and the write path's own
+ * building blocks: each is a logged change of the open delta, or
+ * in-memory state that the unify of fsck_commit writes out. */
+
+/* Read or write bytes of the atom table (inode 4); holes read as 0. */
+int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+		   unsigned len, bool write);
+/* An atom's reference count (old: its present value, so that only the
+ * halves that change are written) and reverse-map entry. */
+int repair_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
+			     uint32_t old, uint32_t ref);
+int repair_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
+			   uint64_t val);
+/* The free list made of every unnamed atom of at below at->count. */
+int repair_atom_rebuild_freelist(struct tux3_volume *vol,
+				 const struct atom_table *at);
+/* Free a named atom whose count is ref (vol->atoms must be loaded). */
+int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
+int repair_atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
+/* Remove inum's xattrs that use atom. */
+int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
+		      unsigned atom);
+/* Make the commit's unify rewrite group's countmap entry. */
+int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
+void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
+void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
+
 /* Device numbers as the reference userspace stores them: major << 20 |
  * minor (the kernel's internal dev_t), verified on the oracle volumes. */
 static inline unsigned rdev_major(uint64_t d) { return (unsigned)((d >> 20) & 0xfff); }

@@ -38,7 +38,7 @@ RANKS = {
        " replay_steps.c logscan.c bitmap.c dir.c atom.c raw.c",              # core
     3: "btree_edit.c balloc.c commit.c logwrite.c log_write.c inode_write.c"
        " filemap_write.c namei_write.c orphan_write.c atom_write.c"
-       " fallocate.c mkfs.c data_write.c raw_write.c",                                   # write
+       " fallocate.c mkfs.c data_write.c raw_write.c repair.c",                          # write
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c vinode.c"
        " vinode_data.c vtable.c vtable_inode.c version_ops.c",               # version
     5: "volume.c walk.c",                                                    # top

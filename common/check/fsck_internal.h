@@ -166,28 +166,4 @@ int fsck_release_orphans(struct tux3_volume *vol);
 /* Commit the repairs with a unify. */
 int fsck_commit(struct tux3_volume *vol);
 
-/* ---- repair primitives of passes 6-8 (fsck_repair_space.c) ---- */
-
-/* Read or write bytes of the atom table (inode 4); holes read as 0. */
-int fsck_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
-		 unsigned len, bool write);
-/* An atom's reference count (old: its present value, so that only the
- * halves that change are written) and reverse-map entry. */
-int fsck_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
-			   uint32_t old, uint32_t ref);
-int fsck_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
-			 uint64_t val);
-/* The free list made of every unnamed atom of at below at->count. */
-int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
-			       const struct atom_table *at);
-/* Free a named atom whose count is ref (vol->atoms must be loaded). */
-int fsck_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
-int fsck_atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
-/* Remove inum's xattrs that use atom. */
-int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
-/* Make the commit's unify rewrite group's countmap entry. */
-int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
-void fsck_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
-void fsck_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
-
 #endif

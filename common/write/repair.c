@@ -1,51 +1,50 @@
 /*
- * Repair primitives of passes 6 (atoms) and 8 (free space).
- * Like fsck_repair.c they change the volume only through the write
- * path's building blocks: the atom table is ordinary data of inode 4
- * (inode_write_data, logged and copy-on-write), and the allocation
- * maps and superblock counters are in-memory state that the unify of
- * fsck_commit() writes out (bitmap_flush for the countmap, the
- * FREEBLOCKS record, the superblock).
+ * Repair primitives the check engine (common/check/) calls, so that it
+ * changes the volume only through the write layer: the atom table is
+ * ordinary data of inode 4 (inode_write_data, logged and copy-on-write),
+ * and the allocation maps and superblock counters are in-memory state
+ * that the unify of fsck_commit() writes out (bitmap_flush for the
+ * countmap, the FREEBLOCKS record, the superblock).
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include "check/fsck_internal.h"
+#include "internal.h"
 
 /* ---- pass 6: the atom table ---- */
 
-int fsck_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
-		 unsigned len, bool write)
+int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+		   unsigned len, bool write)
 {
 	return atable_rw(vol, pos, buf, len, write);
 }
 
 /* Only the halves that change are written: the high half is usually a
  * hole (as the reference leaves it), and stays one. */
-int fsck_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
-			   uint32_t old, uint32_t ref)
+int repair_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
+			     uint32_t old, uint32_t ref)
 {
 	uint8_t b[2];
 	int err = 0;
 	if ((uint16_t)old != (uint16_t)ref) {
 		put_be16(b, (uint16_t)ref);
-		err = fsck_atom_rw(vol, atom_refcount_pos(vol, atom, false), b, 2,
-				   true);
+		err = repair_atom_rw(vol, atom_refcount_pos(vol, atom, false),
+				     b, 2, true);
 	}
 	if (!err && old >> 16 != ref >> 16) {
 		put_be16(b, (uint16_t)(ref >> 16));
-		err = fsck_atom_rw(vol, atom_refcount_pos(vol, atom, true), b, 2,
-				   true);
+		err = repair_atom_rw(vol, atom_refcount_pos(vol, atom, true),
+				     b, 2, true);
 	}
 	return err;
 }
 
-int fsck_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
-			 uint64_t val)
+int repair_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
+			   uint64_t val)
 {
 	uint8_t b[8];
 	put_be64(b, val);
-	return fsck_atom_rw(vol, ATOM_UNATOM_BASE + (uint64_t)atom * 8, b, 8,
-			    true);
+	return repair_atom_rw(vol, ATOM_UNATOM_BASE + (uint64_t)atom * 8, b,
+			      8, true);
 }
 
 /*
@@ -53,8 +52,8 @@ int fsck_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
  * one reverse-map block at a time (a block is written only if it
  * changes); then the superblock's head.
  */
-int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
-			       const struct atom_table *at)
+int repair_atom_rebuild_freelist(struct tux3_volume *vol,
+				 const struct atom_table *at)
 {
 	unsigned bs = vol->blocksize, per = bs / 8;
 	uint8_t *blk = malloc(bs);
@@ -66,7 +65,7 @@ int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
 		for (uint64_t b = (at->count - 1) / per + 1; b-- > 0 && !err;) {
 			uint64_t pos = ATOM_UNATOM_BASE + b * bs;
 			bool changed = false;
-			if ((err = fsck_atom_rw(vol, pos, blk, bs, false)))
+			if ((err = repair_atom_rw(vol, pos, blk, bs, false)))
 				break;
 			for (unsigned k = per; k-- > 0;) {
 				uint64_t atom = b * per + k;
@@ -81,7 +80,7 @@ int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
 				next = (uint32_t)atom;
 			}
 			if (changed)
-				err = fsck_atom_rw(vol, pos, blk, bs, true);
+				err = repair_atom_rw(vol, pos, blk, bs, true);
 		}
 	}
 	free(blk);
@@ -94,32 +93,33 @@ int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
 
 /* A named atom that nothing uses goes the way the write path frees one:
  * atom_put of its last reference (so the count is made 1 first). */
-int fsck_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref)
+int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref)
 {
-	int err = fsck_atom_set_refcount(vol, atom, ref, 1);
+	int err = repair_atom_set_refcount(vol, atom, ref, 1);
 	return err ? err : atom_put(vol, atom);
 }
 
 /* The dictionary record at byte pos is deleted in place. */
-int fsck_atom_dict_delete(struct tux3_volume *vol, uint64_t pos)
+int repair_atom_dict_delete(struct tux3_volume *vol, uint64_t pos)
 {
 	unsigned bs = vol->blocksize;
 	uint64_t base = pos & ~(uint64_t)(bs - 1);
 	uint8_t *blk = malloc(bs);
 	if (!blk)
 		return -ENOMEM;
-	int err = fsck_atom_rw(vol, base, blk, bs, false);
+	int err = repair_atom_rw(vol, base, blk, bs, false);
 	if (!err)
 		err = dirblock_delete(blk, bs, (unsigned)(pos - base));
 	if (!err)
-		err = fsck_atom_rw(vol, base, blk, bs, true);
+		err = repair_atom_rw(vol, base, blk, bs, true);
 	free(blk);
 	return err;
 }
 
 /* Drop every XATTR attribute of inum that uses atom (values stay in the
  * blob copy; the encoder writes only the listed ones). */
-int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom)
+int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
+		      unsigned atom)
 {
 	struct inode inode;
 	int err = inode_load(vol, inum, &inode);
@@ -146,7 +146,7 @@ int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom)
  * chunk, unchanged).  Groups past the volume's end share the countmap
  * block of the last group.
  */
-int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group)
+int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group)
 {
 	uint64_t ngroups = (vol->volblocks + (1ULL << TUX3_GROUPBITS) - 1) >>
 			   TUX3_GROUPBITS;
@@ -163,12 +163,12 @@ int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group)
 }
 
 /* The unify logs this count as its FREEBLOCKS record. */
-void fsck_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks)
+void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks)
 {
 	vol->freeblocks = freeblocks;
 }
 
-void fsck_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes)
+void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes)
 {
 	vol->super.usedinodes = usedinodes;
 	vol->super_dirty = true;
