@@ -99,6 +99,11 @@ int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 /* Byte position of an atom's refcount half (low or high 16 bits). */
 uint64_t atom_refcount_pos(const struct tux3_volume *vol, unsigned atom,
 			   bool high);
+/* An atom's reverse-map entry (its name's dictionary position, or the
+ * free-list link). */
+int atom_set_unatom(struct tux3_volume *vol, unsigned atom, uint64_t val);
+/* Delete the dictionary record at byte pos in place. */
+int atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
 
 /* ---- packed roots (super.c) ---- */
 struct root {
@@ -977,17 +982,14 @@ void orphan_set_free(struct orphan_set *s);
 int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 		   unsigned len, bool write);
 /* An atom's reference count (old: its present value, so that only the
- * halves that change are written) and reverse-map entry. */
+ * halves that change are written). */
 int repair_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
 			     uint32_t old, uint32_t ref);
-int repair_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
-			   uint64_t val);
 /* The free list made of every unnamed atom of at below at->count. */
 int repair_atom_rebuild_freelist(struct tux3_volume *vol,
 				 const struct atom_table *at);
 /* Free a named atom whose count is ref (vol->atoms must be loaded). */
 int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
-int repair_atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
 /* Remove inum's xattrs that use atom. */
 int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 		      unsigned atom);

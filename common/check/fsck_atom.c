@@ -265,7 +265,7 @@ static int rewrite_block(struct pass6 *p, uint64_t i)
 		if ((err = read_unatom(p, a, &val)))
 			break;
 		if (val == t->dictpos[a] && pos != val) {
-			err = repair_atom_set_unatom(vol, a, pos);
+			err = atom_set_unatom(vol, a, pos);
 			reader_reset(p);
 		}
 		t->dictpos[a] = pos;
@@ -299,7 +299,7 @@ static int dict_apply(struct pass6 *p, struct dict_fix *fx)
 	if (fx->ndel)
 		qsort(fx->del, fx->ndel, sizeof(*fx->del), u64_desc);
 	for (size_t i = 0; i < fx->ndel && !err; i++)
-		err = repair_atom_dict_delete(vol, fx->del[i]);
+		err = atom_dict_delete(vol, fx->del[i]);
 	if (!err && fx->gen) {
 		sb->atomgen = fx->newgen;
 		/* the superblock must keep freeatom below atomgen; the free
@@ -794,8 +794,8 @@ static int check_atoms(struct pass6 *p, struct to_free **freeq, size_t *nfree)
 					 FSCK_AT(.have = val,
 						 .want = at->dictpos[a]),
 					 (uint64_t)a, why))
-				repaired(p, repair_atom_set_unatom(vol, a,
-							at->dictpos[a]));
+				repaired(p, atom_set_unatom(vol, a,
+							    at->dictpos[a]));
 		}
 		if (p->incomplete)
 			continue;

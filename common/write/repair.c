@@ -38,15 +38,6 @@ int repair_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
 	return err;
 }
 
-int repair_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
-			   uint64_t val)
-{
-	uint8_t b[8];
-	put_be64(b, val);
-	return repair_atom_rw(vol, ATOM_UNATOM_BASE + (uint64_t)atom * 8, b,
-			      8, true);
-}
-
 /*
  * Every atom in [1, count) without a name, linked in ascending order,
  * one reverse-map block at a time (a block is written only if it
@@ -97,23 +88,6 @@ int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref)
 {
 	int err = repair_atom_set_refcount(vol, atom, ref, 1);
 	return err ? err : atom_put(vol, atom);
-}
-
-/* The dictionary record at byte pos is deleted in place. */
-int repair_atom_dict_delete(struct tux3_volume *vol, uint64_t pos)
-{
-	unsigned bs = vol->blocksize;
-	uint64_t base = pos & ~(uint64_t)(bs - 1);
-	uint8_t *blk = malloc(bs);
-	if (!blk)
-		return -ENOMEM;
-	int err = repair_atom_rw(vol, base, blk, bs, false);
-	if (!err)
-		err = dirblock_delete(blk, bs, (unsigned)(pos - base));
-	if (!err)
-		err = repair_atom_rw(vol, base, blk, bs, true);
-	free(blk);
-	return err;
 }
 
 /* Drop every XATTR attribute of inum that uses atom (values stay in the
