@@ -935,6 +935,8 @@ uint64_t balloc_dir_goal(struct tux3_volume *vol);
 int raw_range(struct tux3_volume *vol, uint64_t offset, size_t len);
 /* commit.c */
 int delta_commit(struct tux3_volume *vol, bool force_unify);
+/* Before a volume's first change: the commit bounds and the allocator. */
+int write_begin(struct tux3_volume *vol);
 /* check.c: blocks the committed state's on-disk contents matter for */
 int committed_map(struct tux3_volume *vol, uint8_t **map);
 
@@ -978,6 +980,8 @@ void orphan_set_free(struct orphan_set *s);
  * building blocks: each is a logged change of the open delta, or
  * in-memory state that the unify of fsck_commit writes out. */
 
+/* The repair open: a TUX3_OPEN_RDWR_NORECOVER volume made writable. */
+int repair_begin_write(struct tux3_volume *vol);
 /* Read or write bytes of the atom table (inode 4); holes read as 0. */
 int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 		   unsigned len, bool write);

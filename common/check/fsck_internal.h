@@ -12,9 +12,9 @@
  *   fsck_atom.c     pass 6  xattr atoms
  *   fsck_orphan.c   pass 7  orphans
  *   fsck_space.c    pass 8  bitmap, countmap, superblock counters
- *   fsck_repair.c   repair primitives shared by the passes
+ *   fsck_repair.c   repairs shared by the passes
  * Repairs work on a volume opened TUX3_OPEN_RDWR_NORECOVER and made
- * writable by fsck_begin_write(); they gather in the open delta and
+ * writable by repair_begin_write(); they gather in the open delta and
  * fsck_commit() commits it with a unify.
  */
 #ifndef TUX3_FSCK_INTERNAL_H
@@ -136,10 +136,6 @@ void fsck_inode_state_free(struct fsck *f);
 
 /* ---- repair primitives (fsck_repair.c) ---- */
 
-/* The repair open: like TUX3_OPEN_RDWR, but accepts a replay that met
- * allocation conflicts (fsck repairs them) and keeps the orphans for
- * pass 7. */
-int fsck_begin_write(struct tux3_volume *vol);
 /* Remove entries of dir naming inum: all of them, or (last_only) the
  * last one in directory order.  Returns the number removed. */
 int fsck_dir_remove_inum(struct tux3_volume *vol, tux3_ino_t dir,

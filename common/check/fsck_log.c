@@ -907,7 +907,7 @@ int fsck_pass2(struct fsck *f)
 	if (err < 0 && err != -EUCLEAN && err != -ECANCELED)
 		goto out;
 	err = 0;
-	if (fsck_repairing(f) && (err = fsck_begin_write(f->vol)))
+	if (fsck_repairing(f) && (err = repair_begin_write(f->vol)))
 		goto out;
 	if (repaired)
 		f->vol->super_dirty = true;	/* the new log fields */

@@ -10,6 +10,24 @@
 #include <stdlib.h>
 #include "internal.h"
 
+/* ---- starting the repair ---- */
+
+/*
+ * The repair open: like a read-write open (write_begin), but from a
+ * volume opened TUX3_OPEN_RDWR_NORECOVER, which accepts a replay that
+ * met allocation conflicts (fsck repairs them) and keeps the orphans for
+ * pass 7.  From here the repairs gather in the open delta.
+ */
+int repair_begin_write(struct tux3_volume *vol)
+{
+	if (vol->mode == TUX3_OPEN_RDWR)
+		return 0;
+	if (vol->mode != TUX3_OPEN_RDWR_NORECOVER || !vol->replayed)
+		return -EROFS;
+	vol->mode = TUX3_OPEN_RDWR;
+	return write_begin(vol);
+}
+
 /* ---- pass 6: the atom table ---- */
 
 int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
