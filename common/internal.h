@@ -982,6 +982,19 @@ void orphan_set_free(struct orphan_set *s);
 
 /* The repair open: a TUX3_OPEN_RDWR_NORECOVER volume made writable. */
 int repair_begin_write(struct tux3_volume *vol);
+/* Pass 2, replaying from a superblock repaired in memory: the device
+ * reopened for writing; the no-replay open's state reset to sb's log
+ * fields and roots before the replay steps, and marked replayed after
+ * them; the superblock to be written for those fields. */
+int repair_reopen_for_write(struct tux3_volume *vol, const char *path,
+			    char *msg, size_t msglen);
+void repair_reset_for_log_rebuild(struct tux3_volume *vol,
+				  const struct disksuper *sb);
+void repair_log_rebuilt(struct tux3_volume *vol);
+void repair_keep_log_fields(struct tux3_volume *vol);
+/* Pass 1's new extension record, written with the superblock. */
+void repair_set_ident(struct tux3_volume *vol,
+		      const struct tux3_identity *ident);
 /* Read or write bytes of the atom table (inode 4); holes read as 0. */
 int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 		   unsigned len, bool write);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include "internal.h"
 
-/* ---- starting the repair ---- */
+/* ---- starting the repair, and pass 2's rebuild from the log ---- */
 
 /*
  * The repair open: like a read-write open (write_begin), but from a
@@ -26,6 +26,82 @@ int repair_begin_write(struct tux3_volume *vol)
 		return -EROFS;
 	vol->mode = TUX3_OPEN_RDWR;
 	return write_begin(vol);
+}
+
+/*
+ * Pass 2's volume for a log repair is opened without replay, read-only;
+ * the repair writes it: the device again, for writing under the
+ * exclusive lock (the shared one goes first: a process cannot hold both
+ * on two descriptions of one file), in the mode repair_begin_write takes.
+ * On failure the device is left closed, for tux3_close.
+ */
+int repair_reopen_for_write(struct tux3_volume *vol, const char *path,
+			    char *msg, size_t msglen)
+{
+	dev_close(&vol->dev);
+	int err = dev_open(&vol->dev, path, true, msg, msglen);
+	if (err) {
+		memset(&vol->dev, 0, sizeof(vol->dev));
+		vol->dev.fd = -1;
+		return err;
+	}
+	vol->mode = TUX3_OPEN_RDWR_NORECOVER;
+	return 0;
+}
+
+/*
+ * Pass 2 replays a volume opened without replay from a superblock it
+ * repaired in memory (sb): what the no-replay open built and warned
+ * about goes, the superblock takes sb's log fields and roots, and the
+ * warnings from here on are replay's.  The replay steps follow, then
+ * repair_log_rebuilt; the final commit writes these fields (see
+ * repair_keep_log_fields).
+ */
+void repair_reset_for_log_rebuild(struct tux3_volume *vol,
+				  const struct disksuper *sb)
+{
+	for (unsigned i = 0; i < vol->nwarnings; i++)
+		free(vol->warnings[i]);
+	vol->nwarnings = 0;
+	bitmap_free(&vol->bitmap);
+	if (vol->has_bitmap_inode)
+		inode_free(&vol->bitmap_inode);
+	vol->has_bitmap_inode = false;
+	orphan_set_free(&vol->orphans);
+	vol->super.logchain = sb->logchain;
+	vol->super.logcount = sb->logcount;
+	vol->super.iroot = sb->iroot;
+	vol->super.oroot = sb->oroot;
+	vol->iroot = root_unpack(sb->iroot);
+	vol->oroot = root_unpack(sb->oroot);
+	vol->freeblocks = vol->volblocks;
+	tux3_clear_error(vol);
+	vol->warn_source = TUX3_WARN_REPLAY;
+}
+
+/* The rebuild's replay went through: the volume is a replayed one, as
+ * an open leaves it (repair_begin_write takes no other). */
+void repair_log_rebuilt(struct tux3_volume *vol)
+{
+	vol->warn_source = TUX3_WARN_OTHER;
+	vol->replayed = true;
+}
+
+/* The log fields repaired in memory (repair_reset_for_log_rebuild) reach
+ * the disk only with the superblock: the commit must write it. */
+void repair_keep_log_fields(struct tux3_volume *vol)
+{
+	vol->super_dirty = true;
+}
+
+/* Pass 1's new extension record (the identity) is written with the
+ * superblock by the final commit. */
+void repair_set_ident(struct tux3_volume *vol,
+		      const struct tux3_identity *ident)
+{
+	vol->ident = *ident;
+	vol->ident.present = 1;
+	vol->super_dirty = true;
 }
 
 /* ---- pass 6: the atom table ---- */
