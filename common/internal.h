@@ -995,6 +995,11 @@ void repair_keep_log_fields(struct tux3_volume *vol);
 /* Pass 1's new extension record, written with the superblock. */
 void repair_set_ident(struct tux3_volume *vol,
 		      const struct tux3_identity *ident);
+/* Pass 3: the root of the inode table (otree false) or orphan table
+ * moved; the orphan table dropped whole. */
+void repair_set_root_block(struct tux3_volume *vol, bool otree,
+			   uint64_t block);
+void repair_drop_otree(struct tux3_volume *vol);
 /* Read or write bytes of the atom table (inode 4); holes read as 0. */
 int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
 		   unsigned len, bool write);

@@ -104,6 +104,25 @@ void repair_set_ident(struct tux3_volume *vol,
 	vol->super_dirty = true;
 }
 
+/* ---- pass 3: the roots of the inode and orphan tables ---- */
+
+/* A repair moved the root bnode of the inode table (otree false) or of
+ * the orphan table: redirected on the way up, or rebuilt.  The commit
+ * packs vol->iroot and vol->oroot into the superblock. */
+void repair_set_root_block(struct tux3_volume *vol, bool otree,
+			   uint64_t block)
+{
+	(otree ? &vol->oroot : &vol->iroot)->block = block;
+}
+
+/* The cut removed the whole orphan table: the commit writes a
+ * superblock without one (oroot 0). */
+void repair_drop_otree(struct tux3_volume *vol)
+{
+	vol->oroot = (struct root){ 0 };
+	vol->super_dirty = true;
+}
+
 /* ---- pass 6: the atom table ---- */
 
 int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
