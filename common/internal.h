@@ -1010,6 +1010,9 @@ int repair_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
 /* The free list made of every unnamed atom of at below at->count. */
 int repair_atom_rebuild_freelist(struct tux3_volume *vol,
 				 const struct atom_table *at);
+/* The superblock's atomdictsize; its atomgen (freeatom kept below). */
+void repair_set_atomdictsize(struct tux3_volume *vol, uint64_t size);
+void repair_set_atomgen(struct tux3_volume *vol, uint32_t gen);
 /* Free a named atom whose count is ref (vol->atoms must be loaded). */
 int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
 /* Remove inum's xattrs that use atom. */
@@ -1019,6 +1022,8 @@ int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
 void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
 void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
+/* Pass 9: the versions magic and feature bit, both on or both off. */
+void repair_set_version_marks(struct tux3_volume *vol, bool on);
 
 /* Device numbers as the reference userspace stores them: major << 20 |
  * minor (the kernel's internal dev_t), verified on the oracle volumes. */

@@ -286,12 +286,9 @@ static int u64_desc(const void *a, const void *b)
 static int dict_apply(struct pass6 *p, struct dict_fix *fx)
 {
 	struct tux3_volume *vol = p->vol;
-	struct disksuper *sb = &vol->super;
 	int err = 0;
-	if (fx->size) {
-		sb->atomdictsize = fx->newsize;
-		vol->super_dirty = true;
-	}
+	if (fx->size)
+		repair_set_atomdictsize(vol, fx->newsize);
 	for (size_t i = 0; i < fx->nrewrite && !err; i++)
 		err = rewrite_block(p, fx->rewrite[i]);
 	/* from the end: a deletion merges the record into the previous
@@ -300,14 +297,10 @@ static int dict_apply(struct pass6 *p, struct dict_fix *fx)
 		qsort(fx->del, fx->ndel, sizeof(*fx->del), u64_desc);
 	for (size_t i = 0; i < fx->ndel && !err; i++)
 		err = atom_dict_delete(vol, fx->del[i]);
-	if (!err && fx->gen) {
-		sb->atomgen = fx->newgen;
-		/* the superblock must keep freeatom below atomgen; the free
-		 * list check rebuilds the list */
-		if (sb->freeatom >= sb->atomgen)
-			sb->freeatom = 0;
-		vol->super_dirty = true;
-	}
+	/* (freeatom kept below atomgen; the free list check rebuilds
+	 * the list) */
+	if (!err && fx->gen)
+		repair_set_atomgen(vol, fx->newgen);
 	reader_reset(p);
 	return err;
 }
@@ -493,7 +486,7 @@ out:
 static int dict_salvage(struct pass6 *p)
 {
 	struct tux3_volume *vol = p->vol;
-	struct disksuper *sb = &vol->super;
+	const struct disksuper *sb = &vol->super;
 	unsigned bs = vol->blocksize;
 	struct dict_fix fx = { 0 };
 	struct dict_block db = { 0 };

@@ -1611,9 +1611,8 @@ static int repair_clear(struct p4 *p, tux3_ino_t inum)
 	if (!err)
 		err = inode_delete(vol, inum);
 	if (!err) {
-		if (vol->super.usedinodes)
-			vol->super.usedinodes--;
-		vol->super_dirty = true;
+		uint64_t used = vol->super.usedinodes;
+		repair_set_usedinodes(vol, used ? used - 1 : 0);
 		/* an orphan that goes away is no orphan any more */
 		if (orphan_has(&vol->orphans, inum))
 			err = orphan_forget(vol, inum);

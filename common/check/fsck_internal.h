@@ -15,7 +15,10 @@
  *   fsck_repair.c   repairs shared by the passes
  * Repairs work on a volume opened TUX3_OPEN_RDWR_NORECOVER and made
  * writable by repair_begin_write(); they gather in the open delta and
- * fsck_commit() commits it with a unify.
+ * fsck_commit() commits it with a unify.  The check engine changes the
+ * volume only through the write layer: the write path's building blocks
+ * and the repair primitives of write/repair.c (internal.h), never by
+ * setting struct tux3_volume's fields itself.
  */
 #ifndef TUX3_FSCK_INTERNAL_H
 #define TUX3_FSCK_INTERNAL_H

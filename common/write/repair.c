@@ -195,6 +195,25 @@ int repair_atom_rebuild_freelist(struct tux3_volume *vol,
 	return err;
 }
 
+/* The superblock's atomdictsize, the bytes of inode 4 that hold the
+ * dictionary (atom.c reads names up to it), written by the commit. */
+void repair_set_atomdictsize(struct tux3_volume *vol, uint64_t size)
+{
+	vol->super.atomdictsize = size;
+	vol->super_dirty = true;
+}
+
+/* The superblock's atomgen, the first atom never handed out, written by
+ * the commit.  freeatom must stay below it: a head at or past it is
+ * dropped (0, an empty list), for the free list check to rebuild. */
+void repair_set_atomgen(struct tux3_volume *vol, uint32_t gen)
+{
+	vol->super.atomgen = gen;
+	if (vol->super.freeatom >= vol->super.atomgen)
+		vol->super.freeatom = 0;
+	vol->super_dirty = true;
+}
+
 /* A named atom that nothing uses goes the way the write path frees one:
  * atom_put of its last reference (so the count is made 1 first). */
 int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref)
@@ -224,7 +243,7 @@ int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 	return err;
 }
 
-/* ---- pass 8: the countmap and the superblock counters ---- */
+/* ---- passes 4 and 8: the countmap and the superblock counters ---- */
 
 /*
  * The unify writes the countmap blocks of the groups whose bitmap chunks
@@ -255,8 +274,27 @@ void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks)
 	vol->freeblocks = freeblocks;
 }
 
+/* The superblock's count of inode numbers in use, written by the commit
+ * (pass 8 sets the count it made; pass 4 takes one off per inode it
+ * clears, as inode_destroy does). */
 void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes)
 {
 	vol->super.usedinodes = usedinodes;
+	vol->super_dirty = true;
+}
+
+/* ---- pass 9: the version marks ---- */
+
+/* A volume has versions when its superblock has the versions magic and
+ * its extension record the VERSIONS incompat feature; pass 9 makes the
+ * two agree (on: both, off: neither), and the commit writes them. */
+void repair_set_version_marks(struct tux3_volume *vol, bool on)
+{
+	memcpy(vol->super.magic, on ? tux3_magic_versions : tux3_magic_2014,
+	       8);
+	if (on)
+		vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
+	else
+		vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
 	vol->super_dirty = true;
 }
