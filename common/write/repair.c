@@ -1,10 +1,24 @@
 /*
- * Repair primitives the check engine (common/check/) calls, so that it
- * changes the volume only through the write layer: the atom table is
- * ordinary data of inode 4 (inode_write_data, logged and copy-on-write),
- * and the allocation maps and superblock counters are in-memory state
- * that the unify of fsck_commit() writes out (bitmap_flush for the
- * countmap, the FREEBLOCKS record, the superblock).
+ * The repair primitives the check engine (common/check/) calls: every
+ * change fsck makes to struct tux3_volume's own state goes through here
+ * or through the write path's building blocks, never a field written in
+ * check/.  This file owns:
+ *   - the repair open (repair_begin_write), and pass 2's rebuild of a
+ *     volume from log fields it repaired in memory: the device reopened
+ *     for writing, the no-replay state reset before the replay and the
+ *     volume marked replayed after it, the superblock kept dirty;
+ *   - the superblock fields fsck repairs: the extension record (pass 1),
+ *     the inode and orphan table roots (pass 3), usedinodes (passes 4
+ *     and 8), atomdictsize, atomgen and freeatom (pass 6), the version
+ *     marks (pass 9), and the free block count the unify logs (pass 8);
+ *   - the atom table repairs of pass 6 (reference counts written half by
+ *     half, the free list rebuilt, unused atoms freed, xattrs dropped)
+ *     and the countmap rewrite of pass 8.
+ * The atom table is ordinary data of inode 4 (inode_write_data, logged
+ * and copy-on-write); the rest is in-memory state that the unify of
+ * fsck_commit() writes out (the superblock, the FREEBLOCKS record,
+ * bitmap_flush for the countmap).  Orphan records are forgotten with
+ * orphan_write.c's orphan_forget, as the write path forgets them.
  */
 #include <inttypes.h>
 #include <stdlib.h>
