@@ -1591,7 +1591,7 @@ static const struct dwalk_ops rebuild_ops = {
 	.node = rel_node, .extent = rb_extent, .outside = skip_outside,
 };
 
-static int repair_clear(struct p4 *p, tux3_ino_t inum)
+static int clear_inode(struct p4 *p, tux3_ino_t inum)
 {
 	struct tux3_volume *vol = p->vol;
 	struct inode inode;
@@ -1629,7 +1629,7 @@ static int cmp_copy(const void *a, const void *b)
 	return x->logical < y->logical ? -1 : x->logical > y->logical;
 }
 
-static int repair_keep(struct p4 *p, const struct rec *r)
+static int mend_inode(struct p4 *p, const struct rec *r)
 {
 	struct tux3_volume *vol = p->vol;
 	struct inode inode;
@@ -1702,8 +1702,8 @@ static int repair(struct p4 *p)
 		if (fsck_cancelled(f))
 			break;
 		tux3_clear_error(p->vol);
-		int e = r->flags & F_CLEAR ? repair_clear(p, r->inum) :
-			repair_keep(p, r);
+		int e = r->flags & F_CLEAR ? clear_inode(p, r->inum) :
+			mend_inode(p, r);
 		for (uint32_t k = 0; k < r->fixes; k++)
 			fsck_fixed(f, e);
 		if (e < 0)
