@@ -50,10 +50,7 @@ static int volume_ready_to_write(struct tux3_volume *vol)
 				 TUX3_NONE, "replay met %" PRIu64 " allocation "
 				 "conflicts; run fsck.tux3 before writing",
 				 vol->replay_conflicts);
-	vol->unify_log_limit = 64;
-	vol->unify_bnode_limit = 256;
-	vol->commit_bound = 4096;
-	int err = balloc_init(vol);
+	int err = write_begin(vol);
 	/* a snapshot delete a crash interrupted is finished first: the
 	 * orphans' release writes through the version rules, which need
 	 * the tree the delete leaves */

@@ -265,13 +265,13 @@ static int rewrite_block(struct pass6 *p, uint64_t i)
 		if ((err = read_unatom(p, a, &val)))
 			break;
 		if (val == t->dictpos[a] && pos != val) {
-			err = fsck_atom_set_unatom(vol, a, pos);
+			err = atom_set_unatom(vol, a, pos);
 			reader_reset(p);
 		}
 		t->dictpos[a] = pos;
 	}
 	if (!err)
-		err = fsck_atom_rw(vol, i << vol->blockbits, blk, bs, true);
+		err = repair_atom_rw(vol, i << vol->blockbits, blk, bs, true);
 	free(blk);
 	reader_reset(p);
 	return err;
@@ -286,12 +286,9 @@ static int u64_desc(const void *a, const void *b)
 static int dict_apply(struct pass6 *p, struct dict_fix *fx)
 {
 	struct tux3_volume *vol = p->vol;
-	struct disksuper *sb = &vol->super;
 	int err = 0;
-	if (fx->size) {
-		sb->atomdictsize = fx->newsize;
-		vol->super_dirty = true;
-	}
+	if (fx->size)
+		repair_set_atomdictsize(vol, fx->newsize);
 	for (size_t i = 0; i < fx->nrewrite && !err; i++)
 		err = rewrite_block(p, fx->rewrite[i]);
 	/* from the end: a deletion merges the record into the previous
@@ -299,15 +296,11 @@ static int dict_apply(struct pass6 *p, struct dict_fix *fx)
 	if (fx->ndel)
 		qsort(fx->del, fx->ndel, sizeof(*fx->del), u64_desc);
 	for (size_t i = 0; i < fx->ndel && !err; i++)
-		err = fsck_atom_dict_delete(vol, fx->del[i]);
-	if (!err && fx->gen) {
-		sb->atomgen = fx->newgen;
-		/* the superblock must keep freeatom below atomgen; the free
-		 * list check rebuilds the list */
-		if (sb->freeatom >= sb->atomgen)
-			sb->freeatom = 0;
-		vol->super_dirty = true;
-	}
+		err = atom_dict_delete(vol, fx->del[i]);
+	/* (freeatom kept below atomgen; the free list check rebuilds
+	 * the list) */
+	if (!err && fx->gen)
+		repair_set_atomgen(vol, fx->newgen);
 	reader_reset(p);
 	return err;
 }
@@ -493,7 +486,7 @@ out:
 static int dict_salvage(struct pass6 *p)
 {
 	struct tux3_volume *vol = p->vol;
-	struct disksuper *sb = &vol->super;
+	const struct disksuper *sb = &vol->super;
 	unsigned bs = vol->blocksize;
 	struct dict_fix fx = { 0 };
 	struct dict_block db = { 0 };
@@ -743,8 +736,8 @@ static void check_unknown(struct pass6 *p)
 		if (fsck_problem(p->f, P6_UNKNOWN_ATOM, true,
 				 FSCK_AT(.inum = u->inum, .have = u->atom),
 				 (uint64_t)u->inum, (uint64_t)u->atom))
-			fsck_fixed(p->f, fsck_xattr_drop(p->vol, u->inum,
-							 u->atom));
+			fsck_fixed(p->f, repair_xattr_drop(p->vol, u->inum,
+							   u->atom));
 	}
 }
 
@@ -773,8 +766,8 @@ static int check_atoms(struct pass6 *p, struct to_free **freeq, size_t *nfree)
 						FSCK_AT(.have = ref, .want = 0),
 						(uint64_t)a, "free",
 						(uint64_t)ref, (uint64_t)0))
-				repaired(p, fsck_atom_set_refcount(vol, a, ref,
-								   0));
+				repaired(p, repair_atom_set_refcount(vol, a,
+								     ref, 0));
 			continue;
 		}
 		if (val != at->dictpos[a]) {
@@ -794,8 +787,8 @@ static int check_atoms(struct pass6 *p, struct to_free **freeq, size_t *nfree)
 					 FSCK_AT(.have = val,
 						 .want = at->dictpos[a]),
 					 (uint64_t)a, why))
-				repaired(p, fsck_atom_set_unatom(vol, a,
-							at->dictpos[a]));
+				repaired(p, atom_set_unatom(vol, a,
+							    at->dictpos[a]));
 		}
 		if (p->incomplete)
 			continue;
@@ -817,8 +810,8 @@ static int check_atoms(struct pass6 *p, struct to_free **freeq, size_t *nfree)
 					FSCK_AT(.have = ref, .want = p->uses[a]),
 					(uint64_t)a, name, (uint64_t)ref,
 					(uint64_t)p->uses[a])) {
-			repaired(p, fsck_atom_set_refcount(vol, a, ref,
-							   p->uses[a]));
+			repaired(p, repair_atom_set_refcount(vol, a, ref,
+							     p->uses[a]));
 		}
 	}
 	return err;
@@ -882,7 +875,7 @@ static int check_free_list(struct pass6 *p)
 	}
 	if (why[0] && fsck_problem(p->f, P6_FREE_LIST, true,
 				   FSCK_AT(.inum = TUX3_ATABLE_INO), why))
-		repaired(p, fsck_atom_rebuild_freelist(vol, at));
+		repaired(p, repair_atom_rebuild_freelist(vol, at));
 	return 0;
 }
 
@@ -914,8 +907,8 @@ int fsck_pass6(struct fsck *f)
 	    (err = check_free_list(&p)))
 		goto out;
 	for (size_t i = 0; i < nfree; i++)
-		repaired(&p, fsck_atom_free(f->vol, freeq[i].atom,
-					    freeq[i].ref));
+		repaired(&p, repair_atom_free(f->vol, freeq[i].atom,
+					      freeq[i].ref));
 out:
 	if (err && err != -ENOMEM && err != -EIO) {
 		/* the atom table's data tree is damaged: pass 4's */

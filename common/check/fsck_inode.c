@@ -1585,22 +1585,7 @@ static const struct dwalk_ops rebuild_ops = {
 	.node = rel_node, .extent = rb_extent, .outside = skip_outside,
 };
 
-/* An orphan that goes away is no orphan any more. */
-static int orphan_forget(struct tux3_volume *vol, tux3_ino_t inum)
-{
-	if (!orphan_has(&vol->orphans, inum))
-		return 0;
-	struct logrec r = { .code = LOG_ORPHAN_DEL, .inum = inum };
-	int err = log_append(vol, &r);
-	if (err)
-		return err;
-	orphan_del(&vol->orphans, inum);
-	if (!orphan_del(&vol->log_orphans, inum))
-		err = orphan_add(&vol->otree_deletes, inum);
-	return err;
-}
-
-static int repair_clear(struct p4 *p, tux3_ino_t inum)
+static int clear_inode(struct p4 *p, tux3_ino_t inum)
 {
 	struct tux3_volume *vol = p->vol;
 	struct inode inode;
@@ -1620,10 +1605,11 @@ static int repair_clear(struct p4 *p, tux3_ino_t inum)
 	if (!err)
 		err = inode_delete(vol, inum);
 	if (!err) {
-		if (vol->super.usedinodes)
-			vol->super.usedinodes--;
-		vol->super_dirty = true;
-		err = orphan_forget(vol, inum);
+		uint64_t used = vol->super.usedinodes;
+		repair_set_usedinodes(vol, used ? used - 1 : 0);
+		/* an orphan that goes away is no orphan any more */
+		if (orphan_has(&vol->orphans, inum))
+			err = orphan_forget(vol, inum);
 	}
 	inode_free(&inode);
 	return err;
@@ -1637,7 +1623,7 @@ static int cmp_copy(const void *a, const void *b)
 	return x->logical < y->logical ? -1 : x->logical > y->logical;
 }
 
-static int repair_keep(struct p4 *p, const struct rec *r)
+static int mend_inode(struct p4 *p, const struct rec *r)
 {
 	struct tux3_volume *vol = p->vol;
 	struct inode inode;
@@ -1710,8 +1696,8 @@ static int repair(struct p4 *p)
 		if (fsck_cancelled(f))
 			break;
 		tux3_clear_error(p->vol);
-		int e = r->flags & F_CLEAR ? repair_clear(p, r->inum) :
-			repair_keep(p, r);
+		int e = r->flags & F_CLEAR ? clear_inode(p, r->inum) :
+			mend_inode(p, r);
 		for (uint32_t k = 0; k < r->fixes; k++)
 			fsck_fixed(f, e);
 		if (e < 0)

@@ -12,10 +12,15 @@
  *   fsck_atom.c     pass 6  xattr atoms
  *   fsck_orphan.c   pass 7  orphans
  *   fsck_space.c    pass 8  bitmap, countmap, superblock counters
- *   fsck_repair.c   repair primitives shared by the passes
+ *   fsck_version.c  pass 9  versions: marks, table, element lists
+ *   fsck_repair.c   repairs shared by the passes
+ *   check.c         the block-ownership and namespace checkers
  * Repairs work on a volume opened TUX3_OPEN_RDWR_NORECOVER and made
- * writable by fsck_begin_write(); they gather in the open delta and
- * fsck_commit() commits it with a unify.
+ * writable by repair_begin_write(); they gather in the open delta and
+ * fsck_commit() commits it with a unify.  The check engine changes the
+ * volume only through the write layer: the write path's building blocks
+ * and the repair primitives of write/repair.c (write/write.h), never by
+ * setting struct tux3_volume's fields itself.
  */
 #ifndef TUX3_FSCK_INTERNAL_H
 #define TUX3_FSCK_INTERNAL_H
@@ -136,10 +141,6 @@ void fsck_inode_state_free(struct fsck *f);
 
 /* ---- repair primitives (fsck_repair.c) ---- */
 
-/* The repair open: like TUX3_OPEN_RDWR, but accepts a replay that met
- * allocation conflicts (fsck repairs them) and keeps the orphans for
- * pass 7. */
-int fsck_begin_write(struct tux3_volume *vol);
 /* Remove entries of dir naming inum: all of them, or (last_only) the
  * last one in directory order.  Returns the number removed. */
 int fsck_dir_remove_inum(struct tux3_volume *vol, tux3_ino_t dir,
@@ -165,31 +166,5 @@ int fsck_bitmap_touch(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int fsck_release_orphans(struct tux3_volume *vol);
 /* Commit the repairs with a unify. */
 int fsck_commit(struct tux3_volume *vol);
-
-/* ---- repair primitives of passes 6-8 (fsck_repair_space.c) ---- */
-
-/* Read or write bytes of the atom table (inode 4); holes read as 0. */
-int fsck_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
-		 unsigned len, bool write);
-/* An atom's reference count (old: its present value, so that only the
- * halves that change are written) and reverse-map entry. */
-int fsck_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
-			   uint32_t old, uint32_t ref);
-int fsck_atom_set_unatom(struct tux3_volume *vol, unsigned atom,
-			 uint64_t val);
-/* The free list made of every unnamed atom of at below at->count. */
-int fsck_atom_rebuild_freelist(struct tux3_volume *vol,
-			       const struct atom_table *at);
-/* Free a named atom whose count is ref (vol->atoms must be loaded). */
-int fsck_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
-int fsck_atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
-/* Remove inum's xattrs that use atom. */
-int fsck_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
-/* Remove inum's orphan record, leaving the inode alone. */
-int fsck_orphan_forget(struct tux3_volume *vol, tux3_ino_t inum);
-/* Make the commit's unify rewrite group's countmap entry. */
-int fsck_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
-void fsck_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
-void fsck_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
 
 #endif

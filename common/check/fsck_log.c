@@ -171,22 +171,24 @@ static void scan_block(struct tux3_volume *vol, struct sblk *b)
 }
 
 /*
- * Follow the chain from the superblock, newest first, until the cycle's
+ * Follow the chain from sb's logchain (the superblock's, or pass 2's
+ * repaired fields; sb's logcount too), newest first, until the cycle's
  * first block (a block holding UNIFY begins the cycle with the first
  * block of its delta; mkfs's block links to 0), a link out of the volume,
  * a loop, an unreadable block or two damaged headers in a row (a damaged
  * header's link is followed once, to find what lies behind it).
  */
-static int scan_chain(struct tux3_volume *vol, struct scan *s)
+static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
+		      struct scan *s)
 {
-	uint64_t chain = vol->super.logchain;
+	uint64_t chain = sb->logchain;
 	struct blockset seen = { 0 };
 	bool unify = false, partial = false;
 	unsigned bad_heads = 0;
 	int err = 0;
 
 	s->start = -1;
-	if (!vol->super.logcount)
+	if (!sb->logcount)
 		return 0;
 	while (s->n < vol->volblocks) {
 		if (chain < vol->reserved_blocks || chain >= vol->volblocks) {
@@ -238,7 +240,7 @@ static int scan_chain(struct tux3_volume *vol, struct scan *s)
 		 * A count that ends after the unify mark but before its
 		 * delta's first block is fine too: replay skips what comes
 		 * before the mark (pass 2 itself may leave it out). */
-		bool ends = s->n == vol->super.logcount;
+		bool ends = s->n == sb->logcount;
 		if ((b->head_ok && !b->logchain) ||
 		    (partial ? ends :
 			       unify && (b->starts_delta || ends))) {
@@ -283,39 +285,16 @@ static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
 		return err;
 	f->msg[0] = 0;
 	if (write) {
-		/* the repair's volume: the device again, for writing under
-		 * the exclusive lock (the shared one goes first: a process
-		 * cannot hold both on two descriptions of one file) */
-		dev_close(&vol->dev);
-		err = dev_open(&vol->dev, f->path, true, f->msg,
-			       sizeof(f->msg));
+		/* the repair's volume: the device again, for writing */
+		err = repair_reopen_for_write(vol, f->path, f->msg,
+					      sizeof(f->msg));
 		if (err) {
-			memset(&vol->dev, 0, sizeof(vol->dev));
-			vol->dev.fd = -1;
 			tux3_close(vol);
 			return err;
 		}
-		vol->mode = TUX3_OPEN_RDWR_NORECOVER;
 	}
-	/* forget what the no-replay open built and warned about */
-	for (unsigned i = 0; i < vol->nwarnings; i++)
-		free(vol->warnings[i]);
-	vol->nwarnings = 0;
-	bitmap_free(&vol->bitmap);
-	if (vol->has_bitmap_inode)
-		inode_free(&vol->bitmap_inode);
-	vol->has_bitmap_inode = false;
-	orphan_set_free(&vol->orphans);
-	vol->super.logchain = sb->logchain;
-	vol->super.logcount = sb->logcount;
-	vol->super.iroot = sb->iroot;
-	vol->super.oroot = sb->oroot;
-	vol->iroot = root_unpack(sb->iroot);
-	vol->oroot = root_unpack(sb->oroot);
-	vol->freeblocks = vol->volblocks;
-	tux3_clear_error(vol);
+	repair_reset_for_log_rebuild(vol, sb);
 	*volp = vol;
-	vol->warn_source = TUX3_WARN_REPLAY;
 	*step = STEP_LOAD;
 	if ((err = replay_load_log(vol)))
 		return err;
@@ -331,8 +310,7 @@ static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
 	*step = STEP_ORPHANS;
 	if ((err = orphans_resolve(vol)))
 		return err;
-	vol->warn_source = TUX3_WARN_OTHER;
-	vol->replayed = true;
+	repair_log_rebuilt(vol);
 	return 0;
 }
 
@@ -799,9 +777,7 @@ static void apply_extension(struct fsck *f)
 		f->res->unfixed++;
 		return;
 	}
-	f->vol->ident = f->ext_ident;
-	f->vol->ident.present = 1;
-	f->vol->super_dirty = true;
+	repair_set_ident(f->vol, &f->ext_ident);
 	fsck_fixed(f, 0);
 }
 
@@ -847,10 +823,8 @@ int fsck_pass2(struct fsck *f)
 		if (!err) {
 			if (!repaired)
 				cur = nv->super;
-			nv->super.logchain = cur.logchain;
-			nv->super.logcount = cur.logcount;
 			scan_free(&s);
-			err = scan_chain(nv, &s);
+			err = scan_chain(nv, &cur, &s);
 		} else if (nv) {
 			tux3_error_text(nv, f->msg, sizeof(f->msg));
 		}
@@ -907,10 +881,10 @@ int fsck_pass2(struct fsck *f)
 	if (err < 0 && err != -EUCLEAN && err != -ECANCELED)
 		goto out;
 	err = 0;
-	if (fsck_repairing(f) && (err = fsck_begin_write(f->vol)))
+	if (fsck_repairing(f) && (err = repair_begin_write(f->vol)))
 		goto out;
 	if (repaired)
-		f->vol->super_dirty = true;	/* the new log fields */
+		repair_keep_log_fields(f->vol);
 	apply_extension(f);
 out:
 	if (f->ext_rewrite) {

@@ -84,7 +84,7 @@ static int forget_linked(struct tux3_volume *vol, tux3_ino_t inum,
 			 uint32_t names)
 {
 	struct inode inode;
-	int err = fsck_orphan_forget(vol, inum);
+	int err = orphan_forget(vol, inum);
 	if (err || !names)
 		return err;
 	if ((err = inode_load(vol, inum, &inode)))
@@ -148,7 +148,7 @@ int fsck_pass7(struct fsck *f)
 			err = 0;
 			if (fsck_problem(f, P7_ORPHAN_GONE, true,
 					 FSCK_AT(.inum = inum), (uint64_t)inum))
-				fsck_fixed(f, fsck_orphan_forget(vol, inum));
+				fsck_fixed(f, orphan_forget(vol, inum));
 			continue;
 		}
 		if (err) {

@@ -1,5 +1,5 @@
 /*
- * Repair primitives of the check engine (see fsck_internal.h).  They use
+ * Repairs shared by the check engine's passes (see fsck_internal.h).  They use
  * the write path's own building blocks (directory blocks rewritten with
  * inode_write_data, inodes with inode_store, the bitmap with
  * bitmap_modify), so every repair is an ordinary logged change of the
@@ -10,19 +10,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "check/fsck_internal.h"
-
-int fsck_begin_write(struct tux3_volume *vol)
-{
-	if (vol->mode == TUX3_OPEN_RDWR)
-		return 0;
-	if (vol->mode != TUX3_OPEN_RDWR_NORECOVER || !vol->replayed)
-		return -EROFS;
-	vol->mode = TUX3_OPEN_RDWR;
-	vol->unify_log_limit = 64;
-	vol->unify_bnode_limit = 256;
-	vol->commit_bound = 4096;
-	return balloc_init(vol);
-}
 
 struct inum_pos {
 	tux3_ino_t inum;

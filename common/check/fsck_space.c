@@ -212,7 +212,7 @@ static int pass8_countmap(struct pass8 *p)
 					 FSCK_AT(.block = g << TUX3_GROUPBITS,
 						 .have = have, .want = want),
 					 g, (uint64_t)have, (uint64_t)want))
-				fsck_fixed(f, fsck_countmap_rewrite(vol, g));
+				fsck_fixed(f, repair_countmap_rewrite(vol, g));
 		}
 	}
 	if (err && err != -ENOMEM) {
@@ -251,7 +251,7 @@ static int pass8_freeblocks(struct pass8 *p)
 				   FSCK_AT(.have = p->free0, .want = want),
 				   p->free0, want);
 	if (fix && fsck_repairing(f) && vol->freeblocks != bitmap_free)
-		fsck_set_freeblocks(vol, bitmap_free);
+		repair_set_freeblocks(vol, bitmap_free);
 	if (fix && p->free0 != want)
 		fsck_fixed(f, 0);
 	return 0;
@@ -314,7 +314,7 @@ static int pass8_usedinodes(struct fsck *f)
 	    fsck_problem(f, P8_USEDINODES, true,
 			 FSCK_AT(.have = vol->super.usedinodes, .want = want),
 			 vol->super.usedinodes, want)) {
-		fsck_set_usedinodes(vol, want);
+		repair_set_usedinodes(vol, want);
 		fsck_fixed(f, 0);
 	}
 	return 0;

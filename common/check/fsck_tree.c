@@ -70,9 +70,17 @@ struct pass3 {
 	int round;
 };
 
-static struct root *tree_root(struct tux3_volume *vol, enum tux3_tree tree)
+static const struct root *tree_root(const struct tux3_volume *vol,
+				    enum tux3_tree tree)
 {
 	return tree == TUX3_TREE_ITREE ? &vol->iroot : &vol->oroot;
+}
+
+/* The root bnode moved (write/repair.c keeps the volume's roots). */
+static void set_root_block(struct tux3_volume *vol, enum tux3_tree tree,
+			   uint64_t block)
+{
+	repair_set_root_block(vol, tree != TUX3_TREE_ITREE, block);
 }
 
 static bool bnode_sane(const struct tux3_volume *vol, const uint8_t *b)
@@ -88,7 +96,7 @@ static int locate(struct tux3_volume *vol, enum tux3_tree tree, int level,
 		  uint64_t lo, uint64_t block, uint8_t *buf,
 		  struct tree_loc *loc)
 {
-	struct root *r = tree_root(vol, tree);
+	const struct root *r = tree_root(vol, tree);
 	uint64_t b = r->block, nlo = 0;
 
 	if (!r->depth || level >= (int)r->depth)
@@ -201,7 +209,7 @@ static int repoint(struct tux3_volume *vol, enum tux3_tree tree,
 			return 0;	/* did not move: the parent is right */
 		child = nb;
 	}
-	tree_root(vol, tree)->block = child;
+	set_root_block(vol, tree, child);
 	return 0;
 }
 
@@ -216,8 +224,7 @@ static int apply_cut(struct tux3_volume *vol, enum tux3_tree tree,
 	if (e < 0) {
 		if (tree == TUX3_TREE_ITREE)
 			return -EUCLEAN;
-		*tree_root(vol, tree) = (struct root){ 0 };
-		vol->super_dirty = true;
+		repair_drop_otree(vol);
 		return 0;
 	}
 	if ((err = bnode_redirect(vol, loc->block[e], &nb, buf)))
@@ -233,7 +240,7 @@ static int apply_cut(struct tux3_volume *vol, enum tux3_tree tree,
 	if (nb == loc->block[e])
 		return 0;
 	return e ? repoint(vol, tree, loc, e - 1, nb, buf) :
-		   (tree_root(vol, tree)->block = nb, 0);
+		   (set_root_block(vol, tree, nb), 0);
 }
 
 /*
@@ -360,7 +367,7 @@ static int apply_entries(struct tux3_volume *vol, enum tux3_tree tree,
 	if (loc->levels)
 		err = repoint(vol, tree, loc, loc->levels - 1, fresh, buf);
 	else
-		tree_root(vol, tree)->block = fresh;
+		set_root_block(vol, tree, fresh);
 out:
 	free(keys);
 	free(children);
@@ -387,7 +394,7 @@ static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 {
 	struct fsck *f = p->f;
 	struct tux3_volume *vol = f->vol;
-	struct root *root = tree_root(vol, e->tree);
+	const struct root *root = tree_root(vol, e->tree);
 	const char *name = tree_name(e->tree);
 	unsigned leaf_magic = e->tree == TUX3_TREE_ITREE ? TUX3_MAGIC_ILEAF :
 			      TUX3_MAGIC_OLEAF;

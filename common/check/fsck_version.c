@@ -374,17 +374,6 @@ static int check_tree(struct fsck *f)
 	return err ? 1 : 0;
 }
 
-static void set_marks(struct tux3_volume *vol, bool on)
-{
-	memcpy(vol->super.magic, on ? tux3_magic_versions : tux3_magic_2014,
-	       8);
-	if (on)
-		vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
-	else
-		vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
-	vol->super_dirty = true;
-}
-
 /* Inode 3 and what it holds: 1 a table that decodes, 0 none, -EUCLEAN a
  * damaged one (why says where), other <0 operational. */
 static int read_table(struct tux3_volume *vol, char *why, size_t len)
@@ -477,7 +466,7 @@ int fsck_pass9(struct fsck *f)
 		bool fixable = table == 0 || (table == 1 && vol->ident.present);
 		if (fsck_problem(f, P9_GATE, fixable,
 				 FSCK_AT(.inum = TUX3_VTABLE_INO), text)) {
-			set_marks(vol, table == 1);
+			repair_set_version_marks(vol, table == 1);
 			fsck_fixed(f, 0);
 		}
 	}

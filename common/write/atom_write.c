@@ -54,7 +54,9 @@ static int refcount_set(struct tux3_volume *vol, unsigned atom, uint32_t ref)
 	return err;
 }
 
-static int unatom_set(struct tux3_volume *vol, unsigned atom, uint64_t val)
+/* An atom's reverse-map entry: its name's byte position in the
+ * dictionary, or the free-list link. */
+int atom_set_unatom(struct tux3_volume *vol, unsigned atom, uint64_t val)
 {
 	uint8_t b[8];
 	put_be64(b, val);
@@ -118,7 +120,8 @@ static int dict_add(struct tux3_volume *vol, const char *name, unsigned len,
 	return err;
 }
 
-static int dict_delete(struct tux3_volume *vol, uint64_t pos)
+/* The dictionary record at byte pos is deleted in place. */
+int atom_dict_delete(struct tux3_volume *vol, uint64_t pos)
 {
 	unsigned bs = vol->blocksize;
 	uint8_t *blk = malloc(bs);
@@ -177,7 +180,7 @@ int atom_get(struct tux3_volume *vol, const char *name, unsigned *atomp)
 		uint64_t pos = 0;
 		if ((err = names_grow(at, atom + 1)) ||
 		    (err = dict_add(vol, name, len, atom, &pos)) ||
-		    (err = unatom_set(vol, atom, pos)) ||
+		    (err = atom_set_unatom(vol, atom, pos)) ||
 		    (err = refcount_set(vol, atom, 0)))
 			return err;
 		if (vol->super.freeatom == atom)
@@ -234,9 +237,9 @@ int atom_put(struct tux3_volume *vol, unsigned atom)
 	if (ref > 1)
 		return refcount_set(vol, atom, ref - 1);
 	if ((err = refcount_set(vol, atom, 0)) ||
-	    (err = dict_delete(vol, at->dictpos[atom])) ||
-	    (err = unatom_set(vol, atom, ATOM_FREE_MAGIC << 32 |
-			      vol->super.freeatom)))
+	    (err = atom_dict_delete(vol, at->dictpos[atom])) ||
+	    (err = atom_set_unatom(vol, atom, ATOM_FREE_MAGIC << 32 |
+				   vol->super.freeatom)))
 		return err;
 	vol->super.freeatom = atom;
 	vol->super_dirty = true;

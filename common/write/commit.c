@@ -151,6 +151,19 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 	return 0;
 }
 
+/* Before a volume's first change: the bounds its commits keep to (a
+ * commit unifies when the cycle's log reaches unify_log_limit blocks or
+ * unify_bnode_limit bnodes are dirty, see unify_due; a delta commits once
+ * it logged commit_bound records' worth, see namei_write.c) and the
+ * allocator's state.  A read-write open begins so, and fsck's repair. */
+int write_begin(struct tux3_volume *vol)
+{
+	vol->unify_log_limit = 64;
+	vol->unify_bnode_limit = 256;
+	vol->commit_bound = 4096;
+	return balloc_init(vol);
+}
+
 /* A commit that fails part way may have written some of the delta's
  * blocks and changed the in-memory maps; the disk still holds the last
  * whole commit, so the volume takes nothing more until it is reopened. */

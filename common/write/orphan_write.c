@@ -77,8 +77,15 @@ int orphan_end(struct tux3_volume *vol, uint64_t inum)
 	inode.nlink = 0;
 	err = inode_destroy(vol, &inode);
 	inode_free(&inode);
-	if (!err)
-		err = log_orphan(vol, LOG_ORPHAN_DEL, inum);
+	return err ? err : orphan_forget(vol, inum);
+}
+
+/* ORPHAN_DEL logged, inum out of the live set, and the otree's record
+ * scheduled for deletion at the unify (none if it was added this cycle:
+ * then it was never written there). */
+int orphan_forget(struct tux3_volume *vol, tux3_ino_t inum)
+{
+	int err = log_orphan(vol, LOG_ORPHAN_DEL, inum);
 	if (err)
 		return err;
 	orphan_del(&vol->orphans, inum);

@@ -69,6 +69,8 @@ void wlog_free(struct wlog *w);
 
 /* ---- commit.c ---- */
 int delta_commit(struct tux3_volume *vol, bool force_unify);
+/* Before a volume's first change: the commit bounds and the allocator. */
+int write_begin(struct tux3_volume *vol);
 
 /* ---- inode_write.c ---- */
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
@@ -120,10 +122,21 @@ int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode);
 int orphan_unify(struct tux3_volume *vol);
 int orphan_begin(struct tux3_volume *vol, uint64_t inum);
 int orphan_end(struct tux3_volume *vol, uint64_t inum);
+/* Forget inum's orphan record, leaving the inode alone: ORPHAN_DEL is
+ * logged and the unify takes the record out of the otree (or, if it was
+ * added this cycle, it never gets there).  orphan_end does this after
+ * destroying the inode; fsck for an orphan that is not one any more.
+ * The one copy of that bookkeeping. */
+int orphan_forget(struct tux3_volume *vol, tux3_ino_t inum);
 int orphans_release(struct tux3_volume *vol);
 unsigned inode_open_count(struct tux3_volume *vol, tux3_ino_t ino);
 
 /* ---- atom_write.c ---- */
+/* An atom's reverse-map entry (its name's dictionary position, or the
+ * free-list link). */
+int atom_set_unatom(struct tux3_volume *vol, unsigned atom, uint64_t val);
+/* Delete the dictionary record at byte pos in place. */
+int atom_dict_delete(struct tux3_volume *vol, uint64_t pos);
 /* Read (holes read as zeroes) or write len bytes at pos of the atom
  * table, the inode stored after a write. */
 int atable_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
@@ -138,5 +151,55 @@ int atom_ref_add(struct tux3_volume *vol, unsigned atom, unsigned n);
 
 /* ---- xattr_write.c ---- */
 int xattr_release_all(struct tux3_volume *vol, struct inode *inode);
+
+/* ---- repair.c: repair primitives the check engine calls ---- */
+/* fsck changes the volume only through these and the write path's own
+ * building blocks: each is a logged change of the open delta, or
+ * in-memory state that the unify of fsck_commit writes out. */
+
+/* The repair open: a TUX3_OPEN_RDWR_NORECOVER volume made writable. */
+int repair_begin_write(struct tux3_volume *vol);
+/* Pass 2, replaying from a superblock repaired in memory: the device
+ * reopened for writing; the no-replay open's state reset to sb's log
+ * fields and roots before the replay steps, and marked replayed after
+ * them; the superblock to be written for those fields. */
+int repair_reopen_for_write(struct tux3_volume *vol, const char *path,
+			    char *msg, size_t msglen);
+void repair_reset_for_log_rebuild(struct tux3_volume *vol,
+				  const struct disksuper *sb);
+void repair_log_rebuilt(struct tux3_volume *vol);
+void repair_keep_log_fields(struct tux3_volume *vol);
+/* Pass 1's new extension record, written with the superblock. */
+void repair_set_ident(struct tux3_volume *vol,
+		      const struct tux3_identity *ident);
+/* Pass 3: the root of the inode table (otree false) or orphan table
+ * moved; the orphan table dropped whole. */
+void repair_set_root_block(struct tux3_volume *vol, bool otree,
+			   uint64_t block);
+void repair_drop_otree(struct tux3_volume *vol);
+/* Read or write bytes of the atom table (inode 4); holes read as 0. */
+int repair_atom_rw(struct tux3_volume *vol, uint64_t pos, void *buf,
+		   unsigned len, bool write);
+/* An atom's reference count (old: its present value, so that only the
+ * halves that change are written). */
+int repair_atom_set_refcount(struct tux3_volume *vol, unsigned atom,
+			     uint32_t old, uint32_t ref);
+/* The free list made of every unnamed atom of at below at->count. */
+int repair_atom_rebuild_freelist(struct tux3_volume *vol,
+				 const struct atom_table *at);
+/* The superblock's atomdictsize; its atomgen (freeatom kept below). */
+void repair_set_atomdictsize(struct tux3_volume *vol, uint64_t size);
+void repair_set_atomgen(struct tux3_volume *vol, uint32_t gen);
+/* Free a named atom whose count is ref (vol->atoms must be loaded). */
+int repair_atom_free(struct tux3_volume *vol, unsigned atom, uint32_t ref);
+/* Remove inum's xattrs that use atom. */
+int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
+		      unsigned atom);
+/* Make the commit's unify rewrite group's countmap entry. */
+int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
+void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
+void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
+/* Pass 9: the versions magic and feature bit, both on or both off. */
+void repair_set_version_marks(struct tux3_volume *vol, bool on);
 
 #endif
