@@ -42,7 +42,8 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"%s", 0, NULL },
 	[P1_RO_FEATURES] = { "PASS1_RO_FEATURES", 1,
 		"unknown read-only feature flags %#" PRIx64 " in the extension "
-		"record: this build may check the volume but not repair it",
+		"record: this build can only check the volume, not vouch for "
+		"or repair it",
 		0, NULL },
 	/* ---- pass 2: log ---- */
 	[P2_LOG_BAD] = { "PASS2_LOG_BAD", 2,

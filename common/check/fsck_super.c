@@ -262,16 +262,15 @@ int fsck_pass1(struct fsck *f)
 			fsck_problem(f, P1_SUPER_WARNING, false, NULL,
 				     tux3_warning(vol, i));
 	check_extension(f, vol->sbraw);
-	/* unknown ro_compat features: a read-only check may go on, a
-	 * repair may not write */
+	/* unknown ro_compat features: this build cannot vouch for the
+	 * volume, so both modes report it (exit 4); a check goes on
+	 * reading, a repair writes nothing */
 	uint32_t ro = vol->ident.present ?
 		      vol->ident.ro_compat & ~SUPEREXT_RO_COMPAT_KNOWN : 0;
-	if (ro && fsck_repairing(f)) {
+	if (ro) {
 		fsck_problem(f, P1_RO_FEATURES, false, NULL, (uint64_t)ro);
-		f->unusable = true;
-	} else if (ro) {
-		fsck_info(f, "unknown read-only feature flags %#x: checking "
-			  "only", ro);
+		if (fsck_repairing(f))
+			f->unusable = true;
 	}
 	tux3_close(vol);
 	return 0;

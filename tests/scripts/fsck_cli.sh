@@ -72,6 +72,22 @@ run exit-1 1 "$fsck" -fy "$work/c.img" &&
 	! grep -q 'REBOOT' "$work/out" &&
 	run exit-1 0 "$fsck" -fn "$work/c.img" && pass exit-1
 
+# ---- an unknown read-only feature: -n and -y say the same (exit 4), and
+# -y writes nothing ----
+cp "$base" "$work/ro.img"
+if "$dbg" -w -R "set_super -c ext.ro_compat 0x100" "$work/ro.img" \
+	> /dev/null 2>&1; then
+	cp "$work/ro.img" "$work/ro0.img"
+	run ro-features-agree 4 "$fsck" -fn "$work/ro.img" &&
+		grep -q PASS1_RO_FEATURES "$work/out" &&
+		run ro-features-agree 4 "$fsck" -fy "$work/ro.img" &&
+		grep -q PASS1_RO_FEATURES "$work/out" &&
+		same "$work/ro.img" "$work/ro0.img" && pass ro-features-agree ||
+		fail ro-features-agree "the two modes disagree or -y wrote"
+else
+	fail ro-features-agree "cannot set ext.ro_compat"
+fi
+
 # ---- 2: repaired while mounted read-only (fake mountinfo) ----
 cp "$work/c0.img" "$work/ro img"
 mountinfo "$work/mi.ro" "$work/ro img" ro,relatime
