@@ -35,7 +35,7 @@ enum fsck_problem_id {
 	/* pass 1 */
 	P1_SUPER_BAD, P1_SUPER_WARNING, P1_EXT_BAD, P1_FEATURES,
 	P1_MAGIC, P1_BLOCKSIZE, P1_GEOMETRY, P1_VOLSIZE, P1_ROOT, P1_LOG_CHAIN,
-	P1_RO_FEATURES,
+	P1_RO_FEATURES, P1_HINT,
 	/* pass 2 */
 	P2_LOG_BAD, P2_REPLAY_FAILED, P2_LOGCOUNT, P2_STATE_BAD,
 	P2_LOG_PREMARK,
@@ -82,6 +82,7 @@ struct fsck {
 	struct tux3_identity ext_ident;	/* pass 1 -> 2: the extension record
 					 * to write (P1_EXT_BAD) ... */
 	bool ext_rewrite;		/* ... when set */
+	bool hints_rewrite;		/* pass 1 -> 2: P1_HINT answered yes */
 	uint8_t *shadow;	/* pass 3/4: one bit per referenced block */
 	/* from pass 4 to pass 8: blocks referenced but free in the bitmap,
 	 * held in use so that no repair allocates them; let go by

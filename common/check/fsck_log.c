@@ -766,6 +766,21 @@ static int log_error(void *ctx, const struct tux3_error *e)
 	return f->stop ? -ECANCELED : 0;
 }
 
+/* Pass 1's recomputed hints: the open already dropped the impossible
+ * ones; the final commit writes the superblock with what replaced them. */
+static void apply_hints(struct fsck *f)
+{
+	if (!f->hints_rewrite)
+		return;
+	f->hints_rewrite = false;
+	if (!f->vol || f->vol->mode != TUX3_OPEN_RDWR) {
+		f->res->unfixed++;
+		return;
+	}
+	repair_super_rewrite(f->vol);
+	fsck_fixed(f, 0);
+}
+
 /* Pass 1 decided to rewrite the extension record: put it on the volume;
  * the final commit writes it with the superblock. */
 static void apply_extension(struct fsck *f)
@@ -886,9 +901,14 @@ int fsck_pass2(struct fsck *f)
 	if (repaired)
 		repair_keep_log_fields(f->vol);
 	apply_extension(f);
+	apply_hints(f);
 out:
 	if (f->ext_rewrite) {
 		f->ext_rewrite = false;
+		f->res->unfixed++;
+	}
+	if (f->hints_rewrite) {
+		f->hints_rewrite = false;
 		f->res->unfixed++;
 	}
 	if (!f->vol && f->res->fixed > fixed_before) {

@@ -45,6 +45,9 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"record: this build can only check the volume, not vouch for "
 		"or repair it",
 		0, NULL },
+	[P1_HINT] = { "PASS1_HINT", 1,
+		"superblock: the hint %s %" U " %s", 1,
+		"recompute it" },
 	/* ---- pass 2: log ---- */
 	[P2_LOG_BAD] = { "PASS2_LOG_BAD", 2,
 		"log block %" U " (%" U " of %" U "): %s; %s", 0,

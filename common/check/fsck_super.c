@@ -242,6 +242,29 @@ static void check_extension(struct fsck *f, const uint8_t *sbraw)
 	f->ext_rewrite = true;
 }
 
+/*
+ * Hints are recomputed, never trusted: the open dropped an impossible
+ * nextblock or freeatom (super_drop_bad_hints); the repair writes the
+ * superblock with the values the writer recomputed (no goal, an empty
+ * free list whose atoms pass 6 gives back).
+ */
+static void check_hints(struct fsck *f, const struct tux3_volume *vol)
+{
+	struct disksuper raw;
+	super_decode(vol->sbraw, &raw);
+	unsigned bad = super_bad_hints(&raw, vol->volblocks);
+	if ((bad & SUPER_HINT_NEXTBLOCK) &&
+	    fsck_problem(f, P1_HINT, true, NULL, "nextblock", raw.nextblock,
+			 "is outside the volume"))
+		f->hints_rewrite = true;
+	char why[64];
+	snprintf(why, sizeof(why), "is not below atomgen %u", raw.atomgen);
+	if ((bad & SUPER_HINT_FREEATOM) &&
+	    fsck_problem(f, P1_HINT, true, NULL, "freeatom",
+			 (uint64_t)raw.freeatom, why))
+		f->hints_rewrite = true;
+}
+
 int fsck_pass1(struct fsck *f)
 {
 	struct tux3_volume *vol;
@@ -262,6 +285,7 @@ int fsck_pass1(struct fsck *f)
 			fsck_problem(f, P1_SUPER_WARNING, false, NULL,
 				     tux3_warning(vol, i));
 	check_extension(f, vol->sbraw);
+	check_hints(f, vol);
 	/* unknown ro_compat features: this build cannot vouch for the
 	 * volume, so both modes report it (exit 4); a check goes on
 	 * reading, a repair writes nothing */

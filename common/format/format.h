@@ -29,6 +29,12 @@ struct root root_unpack(uint64_t packed);
 uint64_t root_pack(struct root r);
 int super_decode(const uint8_t *raw, struct disksuper *sb);
 int super_check(struct tux3_volume *vol);
+/* Impossible hints (nextblock outside the volume, freeatom not below
+ * atomgen): found, or dropped from vol->super with a warning. */
+#define SUPER_HINT_NEXTBLOCK	1
+#define SUPER_HINT_FREEATOM	2
+unsigned super_bad_hints(const struct disksuper *sb, uint64_t volblocks);
+unsigned super_drop_bad_hints(struct tux3_volume *vol);
 void super_encode(uint8_t *raw, const struct disksuper *sb);
 /* Device numbers as the reference userspace stores them: major << 20 |
  * minor (the kernel's internal dev_t), verified on the oracle volumes. */

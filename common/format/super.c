@@ -146,22 +146,51 @@ int super_check(struct tux3_volume *vol)
 				 TUX3_SB_OFFSET + 56,
 				 "superblock: usedinodes %" PRIu64
 				 " exceeds 2^48", sb->usedinodes);
-	if (sb->nextblock > vol->volblocks)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
-				 TUX3_SB_OFFSET + 64,
-				 "superblock: nextblock %" PRIu64
-				 " outside the volume", sb->nextblock);
-	if (sb->freeatom && sb->freeatom >= sb->atomgen)
-		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
-				 TUX3_SB_OFFSET + 80,
-				 "superblock: freeatom %u not below atomgen %u",
-				 sb->freeatom, sb->atomgen);
 	if (sb->atomdictsize > ATOM_REFCOUNT_BASE)
 		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE,
 				 TUX3_SB_OFFSET + 72,
 				 "superblock: atomdictsize %" PRIu64
 				 " overlaps the refcount table", sb->atomdictsize);
+	super_drop_bad_hints(vol);
 	return 0;
+}
+
+/* The hints a writer keeps for itself, not facts a reader needs: where to
+ * allocate next, and the head of the free-atom list.  An impossible one
+ * is dropped (the writer recomputes it: no goal, an empty free list whose
+ * atoms fsck.tux3 gives back) and never refuses the volume.  Returns the
+ * hints dropped (SUPER_HINT_*). */
+unsigned super_drop_bad_hints(struct tux3_volume *vol)
+{
+	struct disksuper *sb = &vol->super;
+	unsigned dropped = super_bad_hints(sb, vol->volblocks);
+	enum tux3_warning_source src = vol->warn_source;
+	vol->warn_source = TUX3_WARN_OTHER;	/* not superblock damage */
+	if (dropped & SUPER_HINT_NEXTBLOCK) {
+		vol_warn(vol, "superblock: the allocation hint nextblock %"
+			 PRIu64 " is outside the volume: ignored",
+			 sb->nextblock);
+		sb->nextblock = 0;
+	}
+	if (dropped & SUPER_HINT_FREEATOM) {
+		vol_warn(vol, "superblock: the free-atom list head %u is not "
+			 "below atomgen %u: the list is ignored",
+			 sb->freeatom, sb->atomgen);
+		sb->freeatom = 0;
+	}
+	vol->warn_source = src;
+	return dropped;
+}
+
+/* Which hints of sb are impossible on a volume of volblocks. */
+unsigned super_bad_hints(const struct disksuper *sb, uint64_t volblocks)
+{
+	unsigned bad = 0;
+	if (sb->nextblock > volblocks)
+		bad |= SUPER_HINT_NEXTBLOCK;
+	if (sb->freeatom && sb->freeatom >= sb->atomgen)
+		bad |= SUPER_HINT_FREEATOM;
+	return bad;
 }
 
 /* The inverse of super_decode: fields only; the rest of the 4 KiB area

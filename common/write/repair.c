@@ -312,3 +312,10 @@ void repair_set_version_marks(struct tux3_volume *vol, bool on)
 		vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
 	vol->super_dirty = true;
 }
+
+/* The superblock written at the commit as the open left it in memory
+ * (e.g. with the hints it recomputed). */
+void repair_super_rewrite(struct tux3_volume *vol)
+{
+	vol->super_dirty = true;
+}

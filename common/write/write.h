@@ -199,6 +199,8 @@ int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
 void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
 void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
+/* Pass 1's recomputed hints: the superblock written at the commit. */
+void repair_super_rewrite(struct tux3_volume *vol);
 /* Pass 9: the versions magic and feature bit, both on or both off. */
 void repair_set_version_marks(struct tux3_volume *vol, bool on);
 
