@@ -74,6 +74,7 @@ enum {
 	F_SIZE = 16,	/* set the size to rec.size */
 	F_ROOTDIR = 32,	/* make it a directory */
 	F_SHARE_TOLD = 64, /* its data tree's sharing was reported */
+	F_NOTYPE = 128,	/* an internal inode: clear the file type */
 };
 
 struct rec {
@@ -1020,6 +1021,13 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		want(p, fsck_problem(f, P4_ROOT_MODE, true,
 				     FSCK_AT(.inum = inum),
 				     (uint64_t)inode.mode), F_ROOTDIR);
+	} else if (p->cur.internal && (inode.mode & S_IFMT)) {
+		/* the format's internal inodes (bitmap, countmap, version
+		 * and atom tables) are files of no type: one that says it
+		 * is a directory or a device would be read as one */
+		want(p, fsck_problem(f, P4_INTERNAL_MODE, true,
+				     FSCK_AT(.inum = inum), inum,
+				     (uint64_t)inode.mode), F_NOTYPE);
 	}
 	p->cur.symlink = !p->cur.internal && S_ISLNK(inode.mode);
 	if (whole && inode.size > iattr_max_size(vol->blockbits)) {
@@ -1633,6 +1641,10 @@ static int mend_inode(struct p4 *p, const struct rec *r)
 		return err;
 	if (r->flags & F_ROOTDIR) {
 		inode.mode = S_IFDIR | (inode.mode & 07777);
+		inode.present |= 1u << ATTR_MODE_OWNER;
+	}
+	if (r->flags & F_NOTYPE) {
+		inode.mode &= 07777;
 		inode.present |= 1u << ATTR_MODE_OWNER;
 	}
 	if (r->flags & (F_DROP | F_REBUILD)) {

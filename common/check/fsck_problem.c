@@ -103,6 +103,9 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P4_ROOT_MODE] = { "PASS4_ROOT_MODE", 4,
 		"the root directory (inode 63) has mode %#" PRIo64, 0,
 		"make it a directory" },
+	[P4_INTERNAL_MODE] = { "PASS4_INTERNAL_MODE", 4,
+		"internal inode %" U " has mode %#" PRIo64 ": the format gives "
+		"it no file type", 1, "clear the file type" },
 	[P4_SIZE_SHORT] = { "PASS4_SIZE_SHORT", 4,
 		"inode %" U ": size is %" U ", but its data reaches %" U, 1,
 		"set the size" },
