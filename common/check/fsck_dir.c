@@ -168,35 +168,61 @@ static bool lost_found_usable(struct fsck *f, struct nslist *l)
 
 /* One round: report, and fix unless deferred. Returns structural fixes. */
 /* Problems the caller declined: not asked again in a later round. */
+/* The problems the caller declined, asked once per run: a hash set on
+ * (what, inum, dir), so that a run with many problems stays linear. */
 struct declined {
-	struct { enum tux3_ns_problem what; uint64_t inum, dir; } *v;
-	size_t n, cap;
+	struct declined_ent {
+		uint64_t inum, dir;
+		unsigned what;
+		bool used;
+	} *v;
+	size_t n, cap;		/* cap: a power of two, or 0 */
 };
+
+static size_t declined_slot(const struct declined *d, unsigned what,
+			    uint64_t inum, uint64_t dir)
+{
+	uint64_t h = (inum * 0x9e3779b97f4a7c15ULL) ^
+		     (dir * 0xc2b2ae3d27d4eb4fULL) ^ what;
+	size_t i = (size_t)(h ^ (h >> 29)) & (d->cap - 1);
+	while (d->v[i].used && !(d->v[i].what == what &&
+				 d->v[i].inum == inum && d->v[i].dir == dir))
+		i = (i + 1) & (d->cap - 1);
+	return i;
+}
 
 static bool was_declined(const struct declined *d, const struct nsprob *p)
 {
-	for (size_t i = 0; i < d->n; i++)
-		if (d->v[i].what == p->what && d->v[i].inum == p->inum &&
-		    d->v[i].dir == p->dir)
-			return true;
-	return false;
+	return d->cap &&
+	       d->v[declined_slot(d, p->what, p->inum, p->dir)].used;
 }
 
 static void decline(struct declined *d, const struct nsprob *p)
 {
-	if (d->n == d->cap) {
-		size_t ncap = d->cap ? d->cap * 2 : 16;
-		void *v = ncap <= NS_MAX_PROBLEMS ?
-			  realloc(d->v, ncap * sizeof(*d->v)) : NULL;
-		if (!v)
+	if ((d->n + 1) * 2 > d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 64;
+		struct declined old = *d;
+		if (ncap > 2 * (size_t)NS_MAX_PROBLEMS)
 			return;	/* at worst asked again */
-		d->v = v;
+		d->v = calloc(ncap, sizeof(*d->v));
+		if (!d->v) {
+			*d = old;
+			return;
+		}
 		d->cap = ncap;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.v[i].used)
+				d->v[declined_slot(d, old.v[i].what,
+						   old.v[i].inum,
+						   old.v[i].dir)] = old.v[i];
+		free(old.v);
 	}
-	d->v[d->n].what = p->what;
-	d->v[d->n].inum = p->inum;
-	d->v[d->n].dir = p->dir;
-	d->n++;
+	size_t i = declined_slot(d, p->what, p->inum, p->dir);
+	if (!d->v[i].used) {
+		d->v[i] = (struct declined_ent){ p->inum, p->dir, p->what,
+						 true };
+		d->n++;
+	}
 }
 
 static int ns_round(struct fsck *f, struct declined *declined)
