@@ -146,6 +146,35 @@ static int snapshot_file(struct tux3_volume *vol, const char *mode)
 	return err ? err : tux3_sync(vol);
 }
 
+/* The table written again with monday's name filling all 40 bytes (no
+ * terminating NUL) and a good CRC: damage that must cost the name only. */
+static int name_without_nul(struct tux3_volume *vol, const struct vtree *vt,
+			    unsigned a)
+{
+	size_t size = vtable_size(vt);
+	uint8_t *buf = malloc(size);
+	struct inode inode;
+	int err;
+	if (!buf)
+		return -ENOMEM;
+	vtable_encode(vt, buf);
+	memset(buf + VTABLE_HEADER + (size_t)a * VTABLE_RECORD + 24, 'm',
+	       VERSION_NAME_MAX + 1);
+	uint32_t crc = tux3_crc32c(0, buf, 12);
+	crc = tux3_crc32c(crc, "\0\0\0\0", 4);
+	crc = tux3_crc32c(crc, buf + 16, size - 16);
+	put_be32(buf + 12, crc);
+	err = internal_inode(vol, TUX3_VTABLE_INO, &inode);
+	if (!err) {
+		err = inode_write_data(vol, &inode, buf, size, 0, true);
+		if (!err)
+			err = inode_store(vol, &inode);
+		inode_free(&inode);
+	}
+	free(buf);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static struct vtree vt;
@@ -155,7 +184,8 @@ int main(int argc, char **argv)
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkvtable IMAGE "
-			"ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr|orphan\n");
+			"ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr|orphan|"
+			"name-nul\n");
 		return 2;
 	}
 	if (tux3_open_err(argv[1], TUX3_OPEN_RDWR, &vol, msg, sizeof(msg))) {
@@ -190,13 +220,16 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[2], "dup-tag")) {
 		vt.v[b].tag = 7;
 	} else if (strcmp(argv[2], "ok") && strcmp(argv[2], "snap-ns") &&
-		   strcmp(argv[2], "snap-attr")) {
+		   strcmp(argv[2], "snap-attr") && strcmp(argv[2], "name-nul")) {
 		fprintf(stderr, "mkvtable: unknown table %s\n", argv[2]);
 		return 2;
 	}
 	bool snap = !strncmp(argv[2], "snap-", 5);
+	bool nul = !strcmp(argv[2], "name-nul");
 	if (vtable_save(vol, &vt) || (snap && (tux3_sync(vol) ||
-	    snapshot_file(vol, argv[2]))) || tux3_umount(vol)) {
+	    snapshot_file(vol, argv[2]))) ||
+	    (nul && name_without_nul(vol, &vt, (unsigned)a)) ||
+	    tux3_umount(vol)) {
 		fprintf(stderr, "mkvtable: %s\n",
 			tux3_error_text(vol, msg, sizeof(msg)));
 		return 1;

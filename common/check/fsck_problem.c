@@ -207,6 +207,9 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"%s", 0, "mark the volume as the version table says" },
 	[P9_VTABLE_BAD] = { "PASS9_VTABLE_BAD", 9,
 		"%s", 0, NULL },
+	[P9_VTABLE_NAME] = { "PASS9_VTABLE_NAME", 9,
+		"version table: %" U " snapshot name(s) without a terminating "
+		"NUL (read cut short)", 1, "rewrite the table" },
 	[P9_VTABLE_TREE] = { "PASS9_VTABLE_TREE", 9,
 		"version table: %s", 0,
 		"retag, or remove the ghost as a delete would" },

@@ -475,6 +475,14 @@ int fsck_pass9(struct fsck *f)
 			     FSCK_AT(.inum = TUX3_VTABLE_INO), why);
 		return 0;
 	}
+	if (table == 1 && vol->vt->bad_names &&
+	    fsck_problem(f, P9_VTABLE_NAME, true,
+			 FSCK_AT(.inum = TUX3_VTABLE_INO),
+			 (uint64_t)vol->vt->bad_names)) {
+		/* the table written again: every name with its NUL */
+		vol->vt->bad_names = 0;
+		fsck_fixed(f, vtable_save(vol, vol->vt));
+	}
 	if (table == 1) {
 		int tree_bad = check_tree(f);
 		if (tree_bad < 0)

@@ -65,6 +65,9 @@ struct vtree {
 	struct version v[VERSION_LABELS];
 	unsigned top;		/* every used label is below top */
 	unsigned used, ghosts, dying;
+	/* names read without their terminating NUL (kept truncated to
+	 * VERSION_NAME_MAX bytes): damage that costs the name only */
+	unsigned bad_names;
 	/* derived from the parent links by vtree_derive() */
 	bool derived;
 	uint16_t nchild[VERSION_LABELS], first[VERSION_LABELS];

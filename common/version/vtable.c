@@ -105,8 +105,12 @@ int vtable_decode(struct vtree *vt, const uint8_t *buf, size_t len,
 		v->parent = be16(r);
 		v->tag = be32(r + 4);
 		v->birth_ns = (int64_t)be64(r + 8);
-		if (!zero(r + 20, 4) || r[24 + VERSION_NAME_MAX])
+		if (!zero(r + 20, 4))
 			return bad(bad_at, off + 20);
+		/* a name that lost its NUL costs the name, not the table:
+		 * the live tree and the other snapshots read on */
+		if (r[24 + VERSION_NAME_MAX])
+			vt->bad_names++;
 		memcpy(v->name, r + 24, VERSION_NAME_MAX);
 		if (v->flags & VERSION_DYING) {
 			v->into = be16(r + 16);

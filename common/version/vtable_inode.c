@@ -79,6 +79,11 @@ int vtable_read(struct tux3_volume *vol)
 		vol_error(vol, err, TUX3_NONE, TUX3_VTABLE_INO, bad_at,
 			  "version table (inode 3): a field out of range or "
 			  "a bad CRC at byte %zu", bad_at);
+	else if (vol->vt->bad_names)
+		vol_warn(vol, "version table (inode 3): %u snapshot name%s "
+			 "without a terminating NUL, read cut to %u bytes "
+			 "(fsck.tux3 rewrites the table)", vol->vt->bad_names,
+			 vol->vt->bad_names == 1 ? "" : "s", VERSION_NAME_MAX);
 out:
 	free(buf);
 	inode_free(&inode);
