@@ -279,8 +279,9 @@ else
 fi
 "$dot" --path /no/such/file "$img" > /dev/null 2>"$work/err"
 rc=$?
-[ $rc -eq 8 ] && [ -s "$work/err" ] && pass path-missing ||
-	fail path-missing "exit $rc"
+[ $rc -eq 8 ] && grep -q '/no/such/file: no such file or directory' \
+	"$work/err" && ! grep -q Success "$work/err" && pass path-missing ||
+	fail path-missing "exit $rc: $(head -1 "$work/err")"
 
 # ---- --tree ----
 # tree WHAT MUST-HAVE MUST-NOT-HAVE (name prefixes)
