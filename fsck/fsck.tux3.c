@@ -497,18 +497,19 @@ int main(int argc, char **argv)
 			       tux3_library_version());
 			return EXIT_CLEAN;
 		case 'C': {
-			char *end;
-			errno = 0;
-			long fd = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || fd > INT_MAX ||
-			    fd < -INT_MAX) {
+			/* a descriptor: decimal digits only, no sign */
+			long fd = 0;
+			const char *d = optarg;
+			for (; *d >= '0' && *d <= '9' && fd <= INT_MAX; d++)
+				fd = fd * 10 + (*d - '0');
+			if (d == optarg || *d || fd > INT_MAX) {
 				fprintf(stderr, "fsck.tux3: -C %s: not a file "
-					"descriptor number\n", optarg);
+					"descriptor number (0 or more)\n",
+					optarg);
 				usage();
 				return EXIT_USAGE;
 			}
-			/* negative: progress hidden (as e2fsck) */
-			o.progress_fd = fd < 0 ? -1 : (int)fd;
+			o.progress_fd = (int)fd;
 			break;
 		}
 		default:

@@ -154,6 +154,15 @@ run exit-16-n-and-y 16 "$fsck" -n -y "$base" && pass exit-16-n-and-y
 run exit-16-p-and-n 16 "$fsck" -p -n "$base" && pass exit-16-p-and-n
 run exit-16-C-word 16 "$fsck" -n -C abc "$base" && pass exit-16-C-word
 run exit-16-C-missing 16 "$fsck" -n "$base" -C && pass exit-16-C-missing
+# -C takes a descriptor: no sign, digits only, no overflow
+for v in -1 +3 " 3" 3x 99999999999 -2147483648 ""; do
+	n=exit-16-C-$(printf '%s' "${v:-empty}" | tr ' +' '_p')
+	run "$n" 16 "$fsck" -n -C "$v" "$base" &&
+		if grep -q "^fsck.tux3: -C $v: not a file descriptor" "$work/err"
+		then pass "$n"
+		else fail "$n" "message: $(head -1 "$work/err")"
+		fi
+done
 
 # ---- 32: cancelled, nothing written ----
 ok=1
