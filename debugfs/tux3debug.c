@@ -225,6 +225,11 @@ static int run_stream(struct shell *sh, FILE *f, const char *name)
 			break;
 	}
 	sh->where = "";
+	if (!sh->quit && ferror(f)) {
+		/* a directory given to -f, or a read error */
+		sh_err(sh, "%s: cannot read: %s", name, strerror(errno));
+		failed = 1;
+	}
 	free(line);
 	return failed;
 }

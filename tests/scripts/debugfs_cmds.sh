@@ -184,6 +184,32 @@ else
 	skip json_valid "needs python3"
 fi
 
+# ---- a script that cannot be read: a message and exit 1 ----
+mkdir "$work/dir.cmd"
+for how in file stdin; do
+	if [ $how = file ]; then
+		name=$work/dir.cmd
+		"$dbg" -f "$work/dir.cmd" "$base" > "$work/out" 2>&1
+	else
+		name=stdin
+		"$dbg" -f - "$base" < "$work/dir.cmd" > "$work/out" 2>&1
+	fi
+	rc=$?
+	if [ $rc = 1 ] && [ "$(cat "$work/out")" = \
+	     "tux3debug: $name: cannot read: Is a directory" ]; then
+		pass script_directory_$how
+	else
+		fail script_directory_$how "exit $rc: $(first "$work/out")"
+	fi
+done
+"$dbg" -f "$work/no-such.cmd" "$base" > "$work/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "no-such.cmd: No such file" "$work/out"; then
+	pass script_missing
+else
+	fail script_missing "exit $rc: $(first "$work/out")"
+fi
+
 # ---- rdump of a directory chain deeper than a recursive walk survives ----
 # 4000 levels (mkfs.tux3 -d follows 4096); the host paths pass PATH_MAX,
 # so the tree is made and read back 1000 levels at a time.
