@@ -235,8 +235,14 @@ static void progress(void *ctx, unsigned pass, uint64_t cur, uint64_t max)
 		bar_draw(o, bar_permille(o, cur, max), false);
 		return;
 	}
-	dprintf(o->progress_fd, "%u %" PRIu64 " %" PRIu64 " %s\n", pass, cur,
-		max, o->device);
+	if (dprintf(o->progress_fd, "%u %" PRIu64 " %" PRIu64 " %s\n", pass,
+		    cur, max, o->device) < 0) {
+		/* the reader went away (SIGPIPE is ignored): the check goes
+		 * on without progress */
+		fprintf(stderr, "fsck.tux3: -C %d: %s: no more progress\n",
+			o->progress_fd, strerror(errno));
+		o->progress_fd = -1;
+	}
 }
 
 static void info(void *ctx, unsigned pass, const char *text)
@@ -462,6 +468,8 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a progress reader (-C fd) that goes away must not kill a repair */
+	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &o.start);
 	o.rss0 = peak_rss();
