@@ -68,7 +68,8 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
-	if (!*s || *s == '-' || *s == '+')
+	/* a digit first: strtoull would skip blanks and wrap " -5" */
+	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 0);
