@@ -649,7 +649,11 @@ int main(int argc, char **argv)
 	}
 	if (sh_close(&sh))
 		status = 1;
-	if (fflush(stdout) != 0)
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "tux3debug: standard output: write failed%s%s\n",
+			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 1;
+	}
 	return status;
 }

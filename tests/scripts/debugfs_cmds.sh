@@ -210,6 +210,23 @@ else
 	fail script_missing "exit $rc: $(first "$work/out")"
 fi
 
+# ---- output that cannot be written: a message and exit 1 ----
+if [ -w /dev/full ]; then
+	for c in super "manifest /"; do
+		"$dbg" -R "$c" "$base" > /dev/full 2> "$work/out"
+		rc=$?
+		if [ $rc = 1 ] &&
+		   grep -q "^tux3debug: standard output: write failed" "$work/out"
+		then
+			pass "stdout_full/${c%% *}"
+		else
+			fail "stdout_full/${c%% *}" "exit $rc: $(first "$work/out")"
+		fi
+	done
+else
+	skip stdout_full "no /dev/full"
+fi
+
 # ---- rdump of a directory chain deeper than a recursive walk survives ----
 # 4000 levels (mkfs.tux3 -d follows 4096); the host paths pass PATH_MAX,
 # so the tree is made and read back 1000 levels at a time.
