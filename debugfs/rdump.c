@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,10 +28,32 @@ struct linkmap {
 	size_t count, cap;
 };
 
+/* A directory being copied: its children, read before the first is
+ * copied, and the host identity of its copy (to check the way back up). */
+struct rd_frame {
+	tux3_ino_t ino;
+	struct tux3_stat st;
+	char **names;
+	tux3_ino_t *inos;
+	size_t count, cap, next;
+	size_t pathlen;		/* host path of this directory: path[0..len) */
+	dev_t hdev;
+	ino_t hino;
+	int top_root;		/* 'rdump / D': D keeps its own attributes */
+};
+
+/* The walk keeps its state on the heap, not on the call stack, and works
+ * in the host directory open on fd (the innermost frame's), so neither
+ * the nesting depth nor the length of host paths is bounded. */
 struct rdump {
 	struct shell *sh;
-	struct ancestry up;
 	struct linkmap links;
+	struct rd_frame *frames;
+	size_t depth, cap;
+	int fd;			/* the innermost frame's host directory */
+	char *path;		/* host path of the current object, for
+				 * messages and hard links */
+	size_t pathlen, pathcap;
 	int warned;
 	int failed;		/* library error: volume unreadable here */
 };
@@ -125,33 +148,64 @@ static int copy_data(struct shell *sh, tux3_ino_t ino, uint64_t size, int fd,
 	return 0;
 }
 
+/* Where the host object is: open on fd (a directory or a regular file),
+ * or else the entry name in the directory open on dirfd.  path names it
+ * in messages. */
+struct host_obj {
+	int fd, dirfd;
+	const char *name, *path;
+};
+
+struct xattr_target {
+	struct rdump *r;
+	const struct host_obj *h;
+	char proc[64];		/* /proc/self/fd/N/NAME when path is too long */
+};
+
 static int set_xattr(void *ctx, const char *name, const void *value,
 		     unsigned size)
 {
-	void **pair = ctx;
-	struct rdump *r = pair[0];
-	const char *path = pair[1];
-	if (lsetxattr(path, name, value, size, 0) < 0) {
+	struct xattr_target *x = ctx;
+	const struct host_obj *h = x->h;
+	int err;
+	if (h->fd >= 0) {
+		err = fsetxattr(h->fd, name, value, size, 0);
+	} else if (strlen(h->path) < PATH_MAX) {
+		err = lsetxattr(h->path, name, value, size, 0);
+	} else {
+		/* no *at() call for xattrs: the directory through procfs */
+		char *p = NULL;
+		err = asprintf(&p, "/proc/self/fd/%d/%s", h->dirfd, h->name);
+		if (err >= 0)
+			err = lsetxattr(p, name, value, size, 0);
+		free(p);
+	}
+	if (err < 0) {
 		char what[300];
 		snprintf(what, sizeof(what), "cannot set xattr %s", name);
-		host_warn(r, path, what);
+		host_warn(x->r, h->path, what);
 	}
 	return 0;
 }
 
-static void restore_meta(struct rdump *r, const char *path, tux3_ino_t ino,
-			 const struct tux3_stat *st)
+static void restore_meta(struct rdump *r, const struct host_obj *h,
+			 tux3_ino_t ino, const struct tux3_stat *st)
 {
-	void *pair[2] = { r, (void *)path };
-	if (lchown(path, st->uid, st->gid) < 0)
-		host_warn(r, path, "cannot chown");
-	int err = tux3_listxattr(r->sh->vol, ino, set_xattr, pair);
+	struct xattr_target x = { .r = r, .h = h };
+	int on_fd = h->fd >= 0;
+	if ((on_fd ? fchown(h->fd, st->uid, st->gid) :
+	     fchownat(h->dirfd, h->name, st->uid, st->gid,
+		      AT_SYMLINK_NOFOLLOW)) < 0)
+		host_warn(r, h->path, "cannot chown");
+	int err = tux3_listxattr(r->sh->vol, ino, set_xattr, &x);
 	if (err < 0) {
-		sh_volerr(r->sh, path, err);
+		sh_volerr(r->sh, h->path, err);
 		r->failed = 1;
 	}
-	if (!S_ISLNK(st->mode) && chmod(path, st->mode & 07777) < 0)
-		host_warn(r, path, "cannot chmod");
+	if (!S_ISLNK(st->mode) &&
+	    (on_fd ? fchmod(h->fd, st->mode & 07777) :
+	     fchmodat(h->dirfd, h->name, st->mode & 07777, 0)) < 0)
+		host_warn(r, h->path, "cannot chmod");
 	struct timespec ts[2] = {
 		{ st->mtime_ns / 1000000000, st->mtime_ns % 1000000000 },
 		{ st->mtime_ns / 1000000000, st->mtime_ns % 1000000000 },
@@ -161,149 +215,322 @@ static void restore_meta(struct rdump *r, const char *path, tux3_ino_t ino,
 			ts[i].tv_nsec += 1000000000;
 			ts[i].tv_sec--;
 		}
-	if (utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		host_warn(r, path, "cannot set times");
+	if ((on_fd ? futimens(h->fd, ts) :
+	     utimensat(h->dirfd, h->name, ts, AT_SYMLINK_NOFOLLOW)) < 0)
+		host_warn(r, h->path, "cannot set times");
 }
 
-static int rdump_tree(struct rdump *r, tux3_ino_t ino, const char *host,
-		      unsigned depth, int is_top_root);
+/* r->path = its first len bytes, then "/name" (name NULL: nothing) */
+static int path_set(struct rdump *r, size_t len, const char *name)
+{
+	size_t n = name ? strlen(name) + 1 : 0;
+	if (len + n + 1 > r->pathcap) {
+		size_t cap = r->pathcap ? r->pathcap : 256;
+		while (cap < len + n + 1)
+			cap *= 2;
+		char *p = realloc(r->path, cap);
+		if (!p)
+			return -ENOMEM;
+		r->path = p;
+		r->pathcap = cap;
+	}
+	if (name) {
+		r->path[len] = '/';
+		memcpy(r->path + len + 1, name, n - 1);
+	}
+	r->pathlen = len + n;
+	r->path[r->pathlen] = 0;
+	return 0;
+}
 
-struct rd_children {
-	char **names;
-	tux3_ino_t *inos;
-	size_t count, cap;
-};
+/* The directory holding host path p, which may be longer than PATH_MAX:
+ * opened a piece at a time.  *base is then p's last component.  Returns
+ * a descriptor (or AT_FDCWD) or -1 with errno set. */
+static int open_parent(const char *p, const char **base)
+{
+	const char *slash = strrchr(p, '/');
+	int fd = AT_FDCWD;
+	*base = slash ? slash + 1 : p;
+	if (!slash)
+		return fd;
+	if (*p == '/') {
+		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		while (*p == '/' && p < slash)
+			p++;
+	}
+	while (p < slash) {
+		const char *end = slash;
+		if (end - p >= PATH_MAX) {
+			end = p + PATH_MAX - 1;
+			while (end > p && *end != '/')
+				end--;
+		}
+		char *piece = end > p ? strndup(p, (size_t)(end - p)) : NULL;
+		int nfd = piece ? openat(fd, piece, O_PATH | O_DIRECTORY |
+					 O_CLOEXEC) : -1;
+		int e = piece ? errno : end > p ? ENOMEM : ENAMETOOLONG;
+		free(piece);
+		if (fd != AT_FDCWD)
+			close(fd);
+		if (nfd < 0) {
+			errno = e;
+			return -1;
+		}
+		fd = nfd;
+		p = end;
+		while (*p == '/' && p < slash)
+			p++;
+	}
+	return fd;
+}
 
 static int rd_collect(void *ctx, const char *name, unsigned len,
 		      tux3_ino_t ino, unsigned type, uint64_t pos)
 {
-	struct rd_children *c = ctx;
+	struct rd_frame *f = ctx;
 	(void)type; (void)pos;
-	if (c->count == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 32;
-		char **a = realloc(c->names, ncap * sizeof(*a));
+	if (f->count == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 32;
+		char **a = realloc(f->names, ncap * sizeof(*a));
 		if (!a)
 			return -ENOMEM;
-		c->names = a;
-		tux3_ino_t *b = realloc(c->inos, ncap * sizeof(*b));
+		f->names = a;
+		tux3_ino_t *b = realloc(f->inos, ncap * sizeof(*b));
 		if (!b)
 			return -ENOMEM;
-		c->inos = b;
-		c->cap = ncap;
+		f->inos = b;
+		f->cap = ncap;
 	}
-	c->names[c->count] = strndup(name, len);
-	if (!c->names[c->count])
+	f->names[f->count] = strndup(name, len);
+	if (!f->names[f->count])
 		return -ENOMEM;
-	c->inos[c->count++] = ino;
+	f->inos[f->count++] = ino;
 	return 0;
 }
 
-static int rdump_dir(struct rdump *r, tux3_ino_t ino, const char *host,
-		     unsigned depth)
+static void frame_free(struct rd_frame *f)
 {
-	struct rd_children ch = { 0 };
-	int err = tux3_readdir(r->sh->vol, ino, rd_collect, &ch);
+	for (size_t i = f->next; i < f->count; i++)
+		free(f->names[i]);
+	free(f->names);
+	free(f->inos);
+}
+
+static int rd_is_ancestor(struct rdump *r, tux3_ino_t ino)
+{
+	for (size_t i = 0; i < r->depth; i++)
+		if (r->frames[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+/* Enter the host directory open on fd, the copy of directory inode ino:
+ * read its entries; it becomes the innermost frame.  Closes fd if it
+ * fails (0 or -1). */
+static int rd_enter(struct rdump *r, int fd, tux3_ino_t ino,
+		    const struct tux3_stat *st, int top_root)
+{
+	struct stat hst;
+	if (r->depth == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 64;
+		struct rd_frame *n = realloc(r->frames, ncap * sizeof(*n));
+		if (!n) {
+			r->failed = sh_err(r->sh, "out of memory");
+			close(fd);
+			return -1;
+		}
+		r->frames = n;
+		r->cap = ncap;
+	}
+	if (fstat(fd, &hst) < 0) {
+		host_warn(r, r->path, "cannot stat");
+		close(fd);
+		return -1;
+	}
+	struct rd_frame *f = &r->frames[r->depth];
+	*f = (struct rd_frame){ .ino = ino, .st = *st, .pathlen = r->pathlen,
+				.hdev = hst.st_dev, .hino = hst.st_ino,
+				.top_root = top_root };
+	int err = tux3_readdir(r->sh->vol, ino, rd_collect, f);
 	if (err < 0) {
-		sh_volerr(r->sh, host, err);
+		sh_volerr(r->sh, r->path, err);
 		r->failed = 1;
 	}
-	for (size_t i = 0; i < ch.count; i++) {
-		char *sub = malloc(strlen(host) + strlen(ch.names[i]) + 2);
-		if (sub) {
-			sprintf(sub, "%s/%s", host, ch.names[i]);
-			rdump_tree(r, ch.inos[i], sub, depth + 1, 0);
-			free(sub);
-		}
-		free(ch.names[i]);
-	}
-	free(ch.names);
-	free(ch.inos);
+	if (r->depth)
+		close(r->fd);
+	r->fd = fd;
+	r->depth++;
 	return 0;
 }
 
-static int rdump_tree(struct rdump *r, tux3_ino_t ino, const char *host,
-		      unsigned depth, int is_top_root)
+/* The innermost directory is done: back to its parent's host directory
+ * (through "..", checked to be the one we came from), then the finished
+ * one's attributes.  0, or -1 if the walk cannot go on. */
+static int rd_leave(struct rdump *r)
+{
+	struct rd_frame *f = &r->frames[r->depth - 1];
+	int fd = r->fd, ret = 0;
+	r->fd = -1;
+	r->depth--;
+	path_set(r, f->pathlen, NULL);	/* shorter: cannot fail */
+	if (r->depth) {
+		struct rd_frame *up = &r->frames[r->depth - 1];
+		struct stat hst;
+		int pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0) {
+			host_warn(r, r->path, "cannot open its parent "
+				  "directory again");
+			ret = -1;
+		} else if (fstat(pfd, &hst) < 0 || hst.st_dev != up->hdev ||
+			   hst.st_ino != up->hino) {
+			sh_err(r->sh, "%s: moved on the host during rdump: "
+			       "stopping", r->path);
+			r->failed = 1;
+			close(pfd);
+			ret = -1;
+		} else {
+			r->fd = pfd;
+		}
+	}
+	if (!f->top_root) {
+		struct host_obj h = { fd, -1, r->path, r->path };
+		restore_meta(r, &h, f->ino, &f->st);
+	}
+	close(fd);
+	frame_free(f);
+	return ret;
+}
+
+/* Copy inode ino to the entry name of the host directory dirfd (r->path
+ * names it): a directory is entered (rd_enter), anything else copied
+ * whole.  -1 if the walk cannot go on. */
+static int rd_copy(struct rdump *r, int dirfd, const char *name,
+		   tux3_ino_t ino)
 {
 	struct shell *sh = r->sh;
+	const char *path = r->path;
+	struct host_obj h = { -1, dirfd, name, path };
 	struct tux3_stat st;
 	int err = tux3_stat(sh->vol, ino, &st);
 	if (err) {
-		sh_volerr(sh, host, err);
+		sh_volerr(sh, path, err);
 		r->failed = 1;
 		return 0;
 	}
-	if (S_ISDIR(st.mode) && ancestry_push(&r->up, ino)) {
-		sh_err(sh, "%s: directory inode %" PRIu64 " is its own "
-		       "ancestor, or nesting is too deep: not descending", host,
-		       ino);
-		r->failed = 1;
-		return 0;
-	}
-	(void)depth;
 	if (S_ISDIR(st.mode)) {
-		if (mkdir(host, 0700) < 0 && !(errno == EEXIST && is_top_root)) {
-			host_warn(r, host, "cannot mkdir");
-			r->up.depth--;
+		if (rd_is_ancestor(r, ino)) {
+			sh_err(sh, "%s: directory inode %" PRIu64 " is its own "
+			       "ancestor: not descending", path, ino);
+			r->failed = 1;
 			return 0;
 		}
-		rdump_dir(r, ino, host, depth);
-		r->up.depth--;
-		if (!is_top_root)
-			restore_meta(r, host, ino, &st);
+		if (mkdirat(dirfd, name, 0700) < 0) {
+			host_warn(r, path, "cannot mkdir");
+			return 0;
+		}
+		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
+				O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			host_warn(r, path, "cannot open the new directory");
+			return 0;
+		}
+		rd_enter(r, fd, ino, &st, 0);
 		return 0;
 	}
 	if (st.nlink > 1) {
 		const char *first = linkmap_find(&r->links, ino);
 		if (first) {
-			if (link(first, host) < 0)
-				host_warn(r, host, "cannot link");
+			const char *base;
+			int pfd = open_parent(first, &base);
+			if (pfd == -1 || linkat(pfd, base, dirfd, name, 0) < 0)
+				host_warn(r, path, "cannot link");
+			if (pfd >= 0)
+				close(pfd);
 			return 0;
 		}
-		linkmap_add(&r->links, ino, host);
+		linkmap_add(&r->links, ino, path);
 	}
 	if (S_ISREG(st.mode)) {
-		int fd = open(host, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		int host_failed = 0;
-		if (fd < 0) {
-			host_warn(r, host, "cannot create");
+		h.fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL |
+			      O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (h.fd < 0) {
+			host_warn(r, path, "cannot create");
 			return 0;
 		}
-		if (copy_data(sh, ino, st.size, fd, host, &host_failed))
+		if (copy_data(sh, ino, st.size, h.fd, path, &host_failed))
 			r->failed = 1;
 		if (host_failed)
 			r->warned = 1;
-		close(fd);
 	} else if (S_ISLNK(st.mode)) {
-		char target[65537];
+		static char target[65537];
 		ssize_t n = tux3_readlink(sh->vol, ino, target, sizeof(target));
 		if (n < 0) {
-			sh_volerr(sh, host, (int)n);
+			sh_volerr(sh, path, (int)n);
 			r->failed = 1;
 			return 0;
 		}
-		if (symlink(target, host) < 0) {
-			host_warn(r, host, "cannot create symlink");
+		if (symlinkat(target, dirfd, name) < 0) {
+			host_warn(r, path, "cannot create symlink");
 			return 0;
 		}
 	} else if (S_ISFIFO(st.mode)) {
-		if (mkfifo(host, 0600) < 0) {
-			host_warn(r, host, "cannot create fifo");
+		if (mkfifoat(dirfd, name, 0600) < 0) {
+			host_warn(r, path, "cannot create fifo");
 			return 0;
 		}
 	} else if (S_ISCHR(st.mode) || S_ISBLK(st.mode) || S_ISSOCK(st.mode)) {
 		dev_t dev = makedev(st.rdev_major, st.rdev_minor);
-		if (mknod(host, (st.mode & S_IFMT) | 0600, dev) < 0) {
-			host_warn(r, host, "cannot create device node");
+		if (mknodat(dirfd, name, (st.mode & S_IFMT) | 0600, dev) < 0) {
+			host_warn(r, path, "cannot create device node");
 			return 0;
 		}
 	} else {
-		sh_err(sh, "%s: inode %" PRIu64 " has unknown type 0%o", host,
+		sh_err(sh, "%s: inode %" PRIu64 " has unknown type 0%o", path,
 		       ino, st.mode & S_IFMT);
 		r->failed = 1;
 		return 0;
 	}
-	restore_meta(r, host, ino, &st);
+	restore_meta(r, &h, ino, &st);
+	if (h.fd >= 0 && close(h.fd) < 0)
+		host_warn(r, path, "write");
 	return 0;
+}
+
+/* Depth first, one directory frame per level on the heap. */
+static void rd_walk(struct rdump *r)
+{
+	while (r->depth) {
+		struct rd_frame *f = &r->frames[r->depth - 1];
+		if (f->next == f->count) {
+			if (rd_leave(r))
+				break;
+			continue;
+		}
+		size_t i = f->next++;
+		char *name = f->names[i];
+		tux3_ino_t ino = f->inos[i];
+		f->names[i] = NULL;
+		if (path_set(r, f->pathlen, name)) {
+			free(name);
+			r->failed = sh_err(r->sh, "out of memory");
+			break;
+		}
+		int stop = rd_copy(r, r->fd, name, ino);
+		free(name);
+		if (stop)
+			break;
+	}
+	/* stopped early: what is still open */
+	while (r->depth) {
+		struct rd_frame *f = &r->frames[--r->depth];
+		frame_free(f);
+	}
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
 }
 
 static int rdump_finish(struct rdump *r)
@@ -312,14 +539,14 @@ static int rdump_finish(struct rdump *r)
 		free(r->links.paths[i]);
 	free(r->links.paths);
 	free(r->links.inos);
+	free(r->frames);
+	free(r->path);
 	return r->failed || r->warned;
 }
 
 int cmd_rdump(struct shell *sh, int argc, char **argv)
 {
-	static struct rdump r;
-	memset(&r, 0, sizeof(r));
-	r.sh = sh;
+	struct rdump r = { .sh = sh, .fd = -1 };
 	tux3_ino_t ino;
 
 	if (argc != 3)
@@ -329,20 +556,44 @@ int cmd_rdump(struct shell *sh, int argc, char **argv)
 	const char *path = argv[1], *dir = argv[2];
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return sh_err(sh, "%s: %s", dir, strerror(errno));
-	if (ino == TUX3_ROOT_INO) {
-		rdump_tree(&r, ino, dir, 0, 1);
-	} else {
-		const char *base = strrchr(path, '/');
-		base = base ? base + 1 : path;
-		if (!*base || (base[0] == '<'))
-			base = path;
-		char *host = malloc(strlen(dir) + strlen(base) + 2);
-		if (!host)
-			return sh_err(sh, "out of memory");
-		sprintf(host, "%s/%s", dir, base);
-		rdump_tree(&r, ino, host, 0, 0);
-		free(host);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return sh_err(sh, "%s: %s", dir, strerror(errno));
+	if (path_set(&r, strlen(dir), NULL)) {
+		close(dfd);
+		return sh_err(sh, "out of memory");
 	}
+	memcpy(r.path, dir, r.pathlen);
+	if (ino == TUX3_ROOT_INO) {
+		struct tux3_stat st;
+		int err = tux3_stat(sh->vol, ino, &st);
+		if (err) {
+			close(dfd);
+			sh_volerr(sh, path, err);
+			r.failed = 1;
+		} else if (!rd_enter(&r, dfd, ino, &st, 1)) {
+			rd_walk(&r);
+		}
+		return rdump_finish(&r);
+	}
+	/* D/NAME, NAME the last component of PATH (<inum> as given) */
+	size_t end = strlen(path);
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	size_t start = end;
+	while (start && path[start - 1] != '/')
+		start--;
+	char *base = strndup(path + start, end - start);
+	if (!base || path_set(&r, r.pathlen, base)) {
+		free(base);
+		close(dfd);
+		rdump_finish(&r);
+		return sh_err(sh, "out of memory");
+	}
+	rd_copy(&r, dfd, base, ino);
+	free(base);
+	close(dfd);
+	rd_walk(&r);		/* a directory: its contents */
 	return rdump_finish(&r);
 }
 
@@ -373,15 +624,16 @@ int cmd_dump(struct shell *sh, int argc, char **argv)
 		return sh_err(sh, "%s: %s", host, strerror(errno));
 	int host_failed = 0;
 	int rc = copy_data(sh, ino, st.size, fd, host, &host_failed);
-	close(fd);
+	struct rdump r = { .sh = sh, .fd = -1 };
+	if (!rc && !host_failed && preserve) {
+		struct host_obj h = { fd, AT_FDCWD, host, host };
+		restore_meta(&r, &h, ino, &st);
+	}
+	if (close(fd) < 0) {
+		sh_warn(sh, "%s: write: %s", host, strerror(errno));
+		host_failed = 1;
+	}
 	if (rc || host_failed)
 		return 1;
-	if (preserve) {
-		static struct rdump r;
-		memset(&r, 0, sizeof(r));
-		r.sh = sh;
-		restore_meta(&r, host, ino, &st);
-		return rdump_finish(&r);
-	}
-	return 0;
+	return rdump_finish(&r);
 }

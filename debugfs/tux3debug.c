@@ -225,6 +225,11 @@ static int run_stream(struct shell *sh, FILE *f, const char *name)
 			break;
 	}
 	sh->where = "";
+	if (!sh->quit && ferror(f)) {
+		/* a directory given to -f, or a read error */
+		sh_err(sh, "%s: cannot read: %s", name, strerror(errno));
+		failed = 1;
+	}
 	free(line);
 	return failed;
 }
@@ -644,7 +649,11 @@ int main(int argc, char **argv)
 	}
 	if (sh_close(&sh))
 		status = 1;
-	if (fflush(stdout) != 0)
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "tux3debug: standard output: write failed%s%s\n",
+			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 1;
+	}
 	return status;
 }

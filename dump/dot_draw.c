@@ -383,6 +383,28 @@ static void report(const struct dot_model *m, const struct pick *p)
 			m->errors == 1 ? "" : "s");
 }
 
+/* Flush and close the output (standard output when out is NULL): 0, or
+ * -1 with a message naming it if any write failed (bad: one already did). */
+static int finish_output(FILE *f, const char *out, int bad)
+{
+	int e = bad ? errno : 0;
+	if (fflush(f)) {
+		bad = 1;
+		e = e ? e : errno;
+	}
+	bad |= ferror(f);
+	if (out && fclose(f)) {
+		bad = 1;
+		e = e ? e : errno;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "tux3dot: %s: write failed%s%s\n",
+		out ? out : "standard output", e ? ": " : "",
+		e ? strerror(e) : "");
+	return -1;
+}
+
 int dot_draw(struct dot_model *m, const struct dot_opts *o,
 	     const char *format, const char *out)
 {
@@ -400,42 +422,39 @@ int dot_draw(struct dot_model *m, const struct dot_opts *o,
 		fprintf(stderr, "tux3dot: cannot build the graph\n");
 		goto out;
 	}
+	FILE *f = out ? fopen(out, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "tux3dot: %s: %s\n", out, strerror(errno));
+		goto out;
+	}
 	if (!strcmp(format, "dot")) {
-		FILE *f = out ? fopen(out, "w") : stdout;
-		if (!f) {
-			fprintf(stderr, "tux3dot: %s: %s\n", out,
-				strerror(errno));
-			goto out;
-		}
 		int bad = agwrite(g, f) != 0;
-		bad |= fflush(f) != 0 || ferror(f);
-		if (out)
-			bad |= fclose(f) != 0;
-		if (bad) {
-			fprintf(stderr, "tux3dot: %s: write failed\n",
-				out ? out : "standard output");
-			goto out;
-		}
-		ret = 0;
+		ret = finish_output(f, out, bad);
 		goto out;
 	}
 	GVC_t *gvc = gvContext();
 	if (!gvc) {
 		fprintf(stderr, "tux3dot: cannot start Graphviz\n");
+		finish_output(f, out, 0);
 		goto out;
 	}
 	if (gvLayout(gvc, g, "dot")) {
 		fprintf(stderr, "tux3dot: Graphviz layout failed\n");
+		finish_output(f, out, 0);
 	} else {
-		int r = out ? gvRenderFilename(gvc, g, format, out) :
-			      gvRender(gvc, g, format, stdout);
-		if (!out && fflush(stdout))
-			r = -1;
-		if (r)
+		/* rendered in memory and written here: Graphviz's own writer
+		 * exits the process on a write error */
+		char *data = NULL;
+		unsigned len = 0;
+		if (gvRenderData(gvc, g, format, &data, &len) || !data) {
 			fprintf(stderr, "tux3dot: rendering %s failed\n",
 				format);
-		else
-			ret = 0;
+			finish_output(f, out, 0);
+		} else {
+			int bad = fwrite(data, 1, len, f) != len;
+			ret = finish_output(f, out, bad);
+		}
+		gvFreeRenderData(data);
 		gvFreeLayout(gvc, g);
 	}
 	agclose(g);

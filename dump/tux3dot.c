@@ -68,7 +68,8 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
-	if (!*s || *s == '-' || *s == '+')
+	/* a digit first: strtoull would skip blanks and wrap " -5" */
+	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 0);
@@ -217,8 +218,16 @@ int main(int argc, char **argv)
 	if (o.path) {
 		tux3_ino_t ino;
 		if ((err = tux3_lookup_path(vol, o.path, &ino))) {
-			fprintf(stderr, "tux3dot: %s: %s\n", o.path,
-				tux3_error_text(vol, msg, sizeof(msg)));
+			const struct tux3_error *e = tux3_last_error(vol);
+			if (err == -ENOENT && !(e && e->err))
+				fprintf(stderr, "tux3dot: --path %s: no such "
+					"file or directory in the volume\n",
+					o.path);
+			else
+				fprintf(stderr, "tux3dot: --path %s: %s\n",
+					o.path, e && e->err ?
+					tux3_error_text(vol, msg, sizeof(msg)) :
+					strerror(-err));
 			tux3_close(vol);
 			return EXIT_OPERATIONAL;
 		}

@@ -238,8 +238,14 @@ static void progress(void *ctx, unsigned pass, uint64_t cur, uint64_t max)
 		bar_draw(o, bar_permille(o, cur, max), false);
 		return;
 	}
-	dprintf(o->progress_fd, "%u %" PRIu64 " %" PRIu64 " %s\n", pass, cur,
-		max, o->device);
+	if (dprintf(o->progress_fd, "%u %" PRIu64 " %" PRIu64 " %s\n", pass,
+		    cur, max, o->device) < 0) {
+		/* the reader went away (SIGPIPE is ignored): the check goes
+		 * on without progress */
+		fprintf(stderr, "fsck.tux3: -C %d: %s: no more progress\n",
+			o->progress_fd, strerror(errno));
+		o->progress_fd = -1;
+	}
 }
 
 static void info(void *ctx, unsigned pass, const char *text)
@@ -465,6 +471,8 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a progress reader (-C fd) that goes away must not kill a repair */
+	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &o.start);
 	o.rss0 = peak_rss();
@@ -500,18 +508,19 @@ int main(int argc, char **argv)
 			       tux3_library_version());
 			return EXIT_CLEAN;
 		case 'C': {
-			char *end;
-			errno = 0;
-			long fd = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || fd > INT_MAX ||
-			    fd < -INT_MAX) {
+			/* a descriptor: decimal digits only, no sign */
+			long fd = 0;
+			const char *d = optarg;
+			for (; *d >= '0' && *d <= '9' && fd <= INT_MAX; d++)
+				fd = fd * 10 + (*d - '0');
+			if (d == optarg || *d || fd > INT_MAX) {
 				fprintf(stderr, "fsck.tux3: -C %s: not a file "
-					"descriptor number\n", optarg);
+					"descriptor number (0 or more)\n",
+					optarg);
 				usage();
 				return EXIT_USAGE;
 			}
-			/* negative: progress hidden (as e2fsck) */
-			o.progress_fd = fd < 0 ? -1 : (int)fd;
+			o.progress_fd = (int)fd;
 			break;
 		}
 		default:

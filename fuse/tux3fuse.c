@@ -34,15 +34,19 @@ struct options {
 
 enum {
 	KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_HELP,
-	KEY_VERSION,
+	KEY_VERSION, KEY_COMMIT, KEY_SPIN, KEY_CACHE, KEY_CPU_LATENCY,
 };
+
+/* The numeric options are parsed here (libfuse's %u takes "-1", "5x" and
+ * wraps what overflows): their largest values */
+#define CPU_LATENCY_MAX 2000000000u
 
 static const struct fuse_opt t3_opts[] = {
 	{ "snapshot=%s", offsetof(struct options, snapshot), 0 },
-	{ "commit=%u", offsetof(struct options, commit), 0 },
-	{ "spin=%u", offsetof(struct options, spin), 0 },
-	{ "cache=%u", offsetof(struct options, cache), 0 },
-	{ "cpu_latency=%u", offsetof(struct options, cpu_latency), 0 },
+	FUSE_OPT_KEY("commit=", KEY_COMMIT),
+	FUSE_OPT_KEY("spin=", KEY_SPIN),
+	FUSE_OPT_KEY("cache=", KEY_CACHE),
+	FUSE_OPT_KEY("cpu_latency=", KEY_CPU_LATENCY),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
@@ -54,6 +58,33 @@ static const struct fuse_opt t3_opts[] = {
 	FUSE_OPT_END
 };
 
+/* NAME=VALUE, VALUE decimal digits only, at most max: 0 and *out set,
+ * or -1 with a message naming the option */
+static int number_opt(const char *arg, unsigned max, const char *unit,
+		      unsigned *out)
+{
+	const char *s = strchr(arg, '=') + 1;
+	unsigned long long v = 0;
+	if (!*s)
+		goto bad;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			goto bad;
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v > max) {
+			fprintf(stderr, "tux3fuse: %s: more than %u %s\n", arg,
+				max, unit);
+			return -1;
+		}
+	}
+	*out = (unsigned)v;
+	return 0;
+bad:
+	fprintf(stderr, "tux3fuse: %s: not a number of %s (decimal digits "
+		"only)\n", arg, unit);
+	return -1;
+}
+
 /* 1 keeps the argument for libfuse, 0 drops it, -1 is an error */
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
@@ -61,6 +92,15 @@ static int opt_proc(void *data, const char *arg, int key,
 	struct options *o = data;
 	(void)outargs;
 	switch (key) {
+	case KEY_COMMIT:
+		return number_opt(arg, UINT_MAX, "seconds", &o->commit);
+	case KEY_SPIN:
+		return number_opt(arg, UINT_MAX, "microseconds", &o->spin);
+	case KEY_CACHE:
+		return number_opt(arg, UINT_MAX, "MiB", &o->cache);
+	case KEY_CPU_LATENCY:
+		return number_opt(arg, CPU_LATENCY_MAX, "microseconds",
+				  &o->cpu_latency);
 	case KEY_RO:
 		o->ro = 1;
 		return 1;	/* the kernel mounts read-only too */

@@ -117,7 +117,8 @@ static int parse_u32(const char *s, uint32_t *v)
 	char *end;
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || end == s || *end || x > UINT32_MAX || s[0] == '-')
+	/* a digit first: strtoull would take blanks and a sign */
+	if (errno || !isdigit((unsigned char)s[0]) || *end || x > UINT32_MAX)
 		return -1;
 	*v = (uint32_t)x;
 	return 0;
@@ -424,7 +425,8 @@ int main(int argc, char **argv)
 			char *end;
 			errno = 0;
 			blocksize = strtoul(optarg, &end, 10);
-			if (errno || *end || blocksize < 512 ||
+			if (errno || *end || !isdigit((unsigned char)*optarg) ||
+			    blocksize < 512 ||
 			    blocksize > 65536 || (blocksize & (blocksize - 1))) {
 				error("block size '%s' is not a power of two "
 				      "from 512 to 65536", optarg);

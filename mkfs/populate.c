@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,15 +262,24 @@ static int cmp_str(const void *a, const void *b)
 /* Copy the host entry's xattrs (fd >= 0: through the open file, else by
  * path without following a symlink), in name order.  A name the host
  * will not give us, or the library will not take, is a warning. */
-static int copy_xattrs(struct pop *p, int fd, tux3_ino_t ino)
+static int copy_xattrs(struct pop *p, int fd, int dfd, const char *entry,
+		       tux3_ino_t ino)
 {
 	ssize_t len;
 	char *list = NULL;
 	int ret = 0;
+	/* no *at() call for xattrs: past PATH_MAX, the entry in its
+	 * directory through procfs */
+	char proc[64 + NAME_MAX];
+	const char *path = p->path;
+	if (fd < 0 && p->pathlen >= PATH_MAX) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", dfd, entry);
+		path = proc;
+	}
 
 	for (;;) {
 		len = fd >= 0 ? flistxattr(fd, NULL, 0) :
-			       llistxattr(p->path, NULL, 0);
+			       llistxattr(path, NULL, 0);
 		if (len <= 0)
 			break;
 		char *n = realloc(list, (size_t)len);
@@ -280,7 +290,7 @@ static int copy_xattrs(struct pop *p, int fd, tux3_ino_t ino)
 		}
 		list = n;
 		len = fd >= 0 ? flistxattr(fd, list, (size_t)len) :
-			       llistxattr(p->path, list, (size_t)len);
+			       llistxattr(path, list, (size_t)len);
 		if (len >= 0 || errno != ERANGE)
 			break;
 	}
@@ -318,7 +328,7 @@ static int copy_xattrs(struct pop *p, int fd, tux3_ino_t ino)
 		/* learn the size, then read; again if it grew meanwhile */
 		for (int tries = 0; tries < 4; tries++) {
 			ssize_t want = fd >= 0 ? fgetxattr(fd, name, NULL, 0) :
-					lgetxattr(p->path, name, NULL, 0);
+					lgetxattr(path, name, NULL, 0);
 			if (want < 0)
 				break;
 			if ((size_t)want >= valcap) {
@@ -332,7 +342,7 @@ static int copy_xattrs(struct pop *p, int fd, tux3_ino_t ino)
 				valcap = (size_t)want + 1;
 			}
 			size = fd >= 0 ? fgetxattr(fd, name, value, valcap) :
-					lgetxattr(p->path, name, value, valcap);
+					lgetxattr(path, name, value, valcap);
 			if (size >= 0 || errno != ERANGE)
 				break;
 		}
@@ -610,7 +620,7 @@ static int copy_nondir(struct pop *p, int dfd, const char *name,
 			return lib_error(p, err, "cannot create");
 	}
 
-	err = copy_xattrs(p, fd, ino);
+	err = copy_xattrs(p, fd, dfd, name, ino);
 	if (fd >= 0)
 		close(fd);
 	if (err)
@@ -770,7 +780,7 @@ static int copy_dir(struct pop *p, int fd, tux3_ino_t dino,
 		free(n.v[i]);
 		n.v[i] = NULL;
 	}
-	if (copy_xattrs(p, fd, dino))
+	if (copy_xattrs(p, fd, -1, NULL, dino))
 		goto out;
 	/* the root also takes ROOTDIR's mode and owner (mkdir gave the
 	 * others theirs) */

@@ -184,6 +184,79 @@ else
 	skip json_valid "needs python3"
 fi
 
+# ---- a script that cannot be read: a message and exit 1 ----
+mkdir "$work/dir.cmd"
+for how in file stdin; do
+	if [ $how = file ]; then
+		name=$work/dir.cmd
+		"$dbg" -f "$work/dir.cmd" "$base" > "$work/out" 2>&1
+	else
+		name=stdin
+		"$dbg" -f - "$base" < "$work/dir.cmd" > "$work/out" 2>&1
+	fi
+	rc=$?
+	if [ $rc = 1 ] && [ "$(cat "$work/out")" = \
+	     "tux3debug: $name: cannot read: Is a directory" ]; then
+		pass script_directory_$how
+	else
+		fail script_directory_$how "exit $rc: $(first "$work/out")"
+	fi
+done
+"$dbg" -f "$work/no-such.cmd" "$base" > "$work/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "no-such.cmd: No such file" "$work/out"; then
+	pass script_missing
+else
+	fail script_missing "exit $rc: $(first "$work/out")"
+fi
+
+# ---- output that cannot be written: a message and exit 1 ----
+if [ -w /dev/full ]; then
+	for c in super "manifest /"; do
+		"$dbg" -R "$c" "$base" > /dev/full 2> "$work/out"
+		rc=$?
+		if [ $rc = 1 ] &&
+		   grep -q "^tux3debug: standard output: write failed" "$work/out"
+		then
+			pass "stdout_full/${c%% *}"
+		else
+			fail "stdout_full/${c%% *}" "exit $rc: $(first "$work/out")"
+		fi
+	done
+else
+	skip stdout_full "no /dev/full"
+fi
+
+# ---- rdump of a directory chain deeper than a recursive walk survives ----
+# 4000 levels (mkfs.tux3 -d follows 4096); the host paths pass PATH_MAX,
+# so the tree is made and read back 1000 levels at a time.
+levels=4000
+chain=$(awk 'BEGIN { for (i = 0; i < 1000; i++) printf "d/" }')
+deep=$work/deep
+if ( mkdir -p "$deep/src" && cd "$deep/src" &&
+     for k in 1 2 3 4; do mkdir -p "$chain" && cd -P "$chain" || exit 1; done &&
+     printf 'bottom\n' > leaf ) &&
+   "$mkfs" -q -d "$deep/src" "$deep/v.img" 32m > "$work/out" 2>&1; then
+	"$dbg" -R "rdump / $deep/out" "$deep/v.img" > "$work/out" 2>&1
+	rc=$?
+	dirs=$(find "$deep/out" -type d | wc -l)
+	leaves=$(find "$deep/out" -mindepth $((levels + 1)) \
+		-maxdepth $((levels + 1)) -type f -name leaf | wc -l)
+	modes=$(find "$deep/out" -mindepth 1 -type d ! -perm 755 | wc -l)
+	leaf=$(cd "$deep/out" && for k in 1 2 3 4; do cd -P "$chain" || exit 1
+	       done && cat leaf)
+	if [ $rc = 0 ] && [ ! -s "$work/out" ] && [ "$dirs" = $((levels + 1)) ] &&
+	   [ "$leaves" = 1 ] && [ "$modes" = 0 ] && [ "$leaf" = bottom ]; then
+		pass rdump_deep
+	else
+		fail rdump_deep "exit $rc, $dirs directories, $leaves leaf,\
+ $modes modes wrong, leaf '$leaf': $(first "$work/out")"
+	fi
+else
+	fail rdump_deep "cannot make the tree: $(first "$work/out")"
+fi
+rm -rf "$deep"
+
 # ---- icheck against the reference dump tool's block maps ----
 # Each oracle image's blockmap ("BLOCK TYPE", "BLOCK L(C) inum-N-extent")
 # says who owns each metadata block and the first block of each extent.

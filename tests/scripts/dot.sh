@@ -15,6 +15,8 @@
 #   dot/readonly          the image's sha256 is unchanged by all the runs
 #   dot/format/svg|png|pdf|ext   rendered in process (-T, or -o's extension)
 #   dot/inode, dot/path, dot/path-missing   one file only
+#   dot/output/...        -o to a missing directory or /dev/full (each
+#                         format), standard output full: exit 8, a message
 #   dot/tree/WHAT         each --tree value draws its kinds and no other
 #   dot/usage/...         bad options exit 8 with the usage
 #   dot/open-fail         the only ileaf overwritten: replay fails, the
@@ -226,6 +228,28 @@ small=${small:-$empty}
 	grep -q '^digraph' "$work/y2.svg" && pass format/ext ||
 	fail format/ext "-o x.svg is not SVG, or -T dot did not win"
 
+# ---- output that cannot be written: exit 8, the path named ----
+"$dot" -T svg -o "$work/no-dir/x.svg" "$small" 2>"$work/err"
+rc=$?
+[ $rc -eq 8 ] && grep -q "no-dir/x.svg: No such file" "$work/err" &&
+	pass output/unwritable || fail output/unwritable "exit $rc: $(head -1 "$work/err")"
+if [ -w /dev/full ]; then
+	for f in dot svg png; do
+		"$dot" -T $f -o /dev/full "$small" 2>"$work/err"
+		rc=$?
+		[ $rc -eq 8 ] && grep -q "/dev/full: write failed" "$work/err" &&
+			pass output/full-$f ||
+			fail output/full-$f "exit $rc: $(head -1 "$work/err")"
+	done
+	"$dot" -T svg "$small" > /dev/full 2>"$work/err"
+	rc=$?
+	[ $rc -eq 8 ] && grep -q "standard output: write failed" "$work/err" &&
+		pass output/full-stdout ||
+		fail output/full-stdout "exit $rc: $(head -1 "$work/err")"
+else
+	skip output/full "no /dev/full"
+fi
+
 # ---- one file ----
 "$dot" --max-nodes $BIG --inode 63 -o "$work/i.dot" "$img"
 rc=$?
@@ -255,8 +279,9 @@ else
 fi
 "$dot" --path /no/such/file "$img" > /dev/null 2>"$work/err"
 rc=$?
-[ $rc -eq 8 ] && [ -s "$work/err" ] && pass path-missing ||
-	fail path-missing "exit $rc"
+[ $rc -eq 8 ] && grep -q '/no/such/file: no such file or directory' \
+	"$work/err" && ! grep -q Success "$work/err" && pass path-missing ||
+	fail path-missing "exit $rc: $(head -1 "$work/err")"
 
 # ---- --tree ----
 # tree WHAT MUST-HAVE MUST-NOT-HAVE (name prefixes)
@@ -307,6 +332,9 @@ usage bad-tree --tree forest "$img"
 usage bad-depth --depth x "$img"
 usage zero-max-nodes --max-nodes 0 "$img"
 usage bad-inode --inode abc "$img"
+usage blank-sign-inode --inode " -5" "$img"
+usage blank-max-nodes --max-nodes " 7" "$img"
+usage blank-depth --depth " 1" "$img"
 usage inode-and-path --inode 63 --path / "$img"
 usage unknown-option --frobnicate "$img"
 "$dot" "$work/no-such.img" > /dev/null 2>"$work/err"

@@ -170,6 +170,15 @@ run exit-16-n-and-y 16 "$fsck" -n -y "$base" && pass exit-16-n-and-y
 run exit-16-p-and-n 16 "$fsck" -p -n "$base" && pass exit-16-p-and-n
 run exit-16-C-word 16 "$fsck" -n -C abc "$base" && pass exit-16-C-word
 run exit-16-C-missing 16 "$fsck" -n "$base" -C && pass exit-16-C-missing
+# -C takes a descriptor: no sign, digits only, no overflow
+for v in -1 +3 " 3" 3x 99999999999 -2147483648 ""; do
+	n=exit-16-C-$(printf '%s' "${v:-empty}" | tr ' +' '_p')
+	run "$n" 16 "$fsck" -n -C "$v" "$base" &&
+		if grep -q "^fsck.tux3: -C $v: not a file descriptor" "$work/err"
+		then pass "$n"
+		else fail "$n" "message: $(head -1 "$work/err")"
+		fi
+done
 
 # ---- 32: cancelled, nothing written ----
 ok=1
@@ -256,6 +265,17 @@ run version 0 "$fsck" -V && grep -q '^fsck.tux3 .*interface [0-9]' "$work/out" &
 	pass version
 
 # ---- -C fd: e2fsck's "pass current max device" ----
+# a reader that is gone before the first line: the check goes on to its
+# own status, saying so once (not killed by SIGPIPE)
+{ sleep 0.5; "$fsck" -fn -C 3 "$base" 3>&1 > /dev/null 2> "$work/err"
+  echo $? > "$work/rc"; } | true
+rc=$(cat "$work/rc")
+if [ "$rc" = 0 ] && [ "$(grep -c 'no more progress' "$work/err")" = 1 ] &&
+   grep -q '^fsck.tux3: -C 3: Broken pipe: no more progress$' "$work/err"; then
+	pass progress-fd-reader-gone
+else
+	fail progress-fd-reader-gone "exit $rc: $(head -2 "$work/err" | tr '\n' ' ')"
+fi
 if "$fsck" -fn -C 3 "$base" 3> "$work/prog" > /dev/null 2>&1; then
 	bad=$(grep -Ev "^[1-9] [0-9]+ [0-9]+ $base\$" "$work/prog" | head -1)
 	order=$(awk '{ if ($1 < last || $2 > $3) { print NR": "$0; exit } last = $1 }' "$work/prog")

@@ -38,6 +38,10 @@
 #                       options dropped, -f fakes) and mount -t tux3 (with
 #                       a temporary /sbin/mount.tux3 when there is none)
 #   fuse/sanitizer      no sanitizer report in the foreground daemons' output
+#   fuse/options/...    commit=, spin=, cache=, cpu_latency= with a sign,
+#                       letters, no digits or too large: exit 1 naming the
+#                       option, before any mount (run without FUSE too);
+#                       the limits themselves accepted
 # Skips (SKIP lines) where /dev/fuse is missing or FUSE cannot mount here;
 # a mount failing for any other reason fails.  FUSE_FULL=1 (make fuse)
 # runs the larger sizes.
@@ -52,6 +56,37 @@ mkfs=$build/mkfs.tux3
 fsck=$build/fsck.tux3
 dbg=$build/tux3debug
 full=${FUSE_FULL:-0}
+
+# ---- numeric options: parsed strictly before anything is opened ----
+# (no FUSE needed: a refused option exits 1 naming it, an accepted one
+# goes on to the missing device)
+if [ -x "$fuse" ]; then
+	for o in commit=-1 commit=4294967296 commit=99999999999999999999 \
+		 commit=5x commit= commit=0x10 spin=-5 spin=+5 cache=1e3 \
+		 cache=18446744073709551616 cpu_latency=-1 \
+		 cpu_latency=2000000001; do
+		out=$("$fuse" -o "$o" /nonexistent/t.img /nonexistent/m 2>&1)
+		rc=$?
+		if [ $rc = 1 ] && printf '%s\n' "$out" | grep -q "^tux3fuse: $o: "
+		then
+			pass "options/$o"
+		else
+			fail "options/$o" "exit $rc: $(printf '%s' "$out" | head -1)"
+		fi
+	done
+	for o in commit=0 commit=4294967295 spin=0 cache=0 cpu_latency=0 \
+		 cpu_latency=2000000000; do
+		out=$("$fuse" -o "$o" /nonexistent/t.img /nonexistent/m 2>&1)
+		rc=$?
+		if [ $rc = 1 ] && [ "$out" = \
+		     "tux3fuse: /nonexistent/t.img: No such file or directory" ]
+		then
+			pass "options/$o"
+		else
+			fail "options/$o" "exit $rc: $(printf '%s' "$out" | head -1)"
+		fi
+	done
+fi
 
 fuse_ready "$fuse" "$helper" "$mkfs" "$fsck" "$dbg"
 
