@@ -10,7 +10,8 @@
       find the volume's live structures through tux3debug (icheck on
       every block, ls -p for the directories' inode numbers) and write
       them to OUT (JSON): the blocks of each class (bnode, ileaf, oleaf,
-      dleaf, vleaf, log, dir, atom, bitmap, countmap, vtable).
+      dleaf, vleaf, log, dir, atom, bitmap, countmap, vtable); of the
+      bnodes only those whose bytes on disk replay or a walk reads.
   fsck_fuzz.py mutate IMAGE INDEX SEED
       apply one damage, chosen from SEED alone, and print
       TARGET <TAB> OP <TAB> what was done.
@@ -169,6 +170,35 @@ def index(image, dbg, out):
                     c = 'dir'
             if c:
                 classes.setdefault(c, []).append(block)
+    # Bnodes are written only at a unify (format.md 5.1, 12.4): replay
+    # loads a bnode's image from disk the first time a record touches it
+    # and makes the images of new ones (BNODE_REDIRECT's new, BNODE_SPLIT's
+    # dst, BNODE_ROOT's root) in memory.  So the blocks whose bytes count
+    # are the live bnodes replay did not make, and the ones it loaded
+    # (a redirect's old block, in use until the next unify); damage to a
+    # bnode replay made in memory would never be read.
+    made, loaded = set(), set()
+    for l in run('log\n').splitlines():
+        m = re.search(r'(BNODE_\w+) (.*)$', l)
+        if not m or 'not replayed' in l:
+            continue
+        fields = dict((k, int(v)) for k, v in
+                      re.findall(r'(\w+) (\d+)', m.group(2)))
+        for k in ('old', 'parent', 'src'):
+            if k in fields and fields[k] not in made:
+                loaded.add(fields[k])
+        for k in ('new', 'dst', 'root'):
+            if k in fields:
+                made.add(fields[k])
+    bnodes = [b for b in classes.get('bnode', []) if b not in made]
+    with open(image, 'rb') as f:
+        for b in sorted(loaded - set(bnodes)):
+            f.seek(b * bs)
+            if f.read(2) == b'\xb4\xde':
+                bnodes.append(b)
+    classes['bnode'] = bnodes
+    if not bnodes:
+        del classes['bnode']
     with open(out, 'w') as f:
         json.dump({'bits': bits, 'volblocks': volblocks, 'classes': classes,
                    'vtable': vtable}, f)
