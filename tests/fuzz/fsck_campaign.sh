@@ -50,7 +50,7 @@
 #   repaired     detected, -fy exits 0 or 1, then -fn exits 0
 #   gave up      detected, -fy exits 4 (or 5)
 #   violations   unrepaired (-fy exits 0 or 1, the second -fn does not
-#                exit 0); -fy changed a volume -fn passed (exit not 0, the
+#                exit 0); -fy disagreed with a clean -fn (exit not 0, the
 #                image changed where it does not on the undamaged volume,
 #                or the next -fn not clean); undetected damage (-fn
 #                passed, but tux3debug manifest of the live version or of
@@ -211,13 +211,13 @@ run_case() {
 		if [ $ry -ne 0 ] || [ $rn2 -ne 0 ] ||
 		   { [ ! -e "$FZ_WORK/base/$kind.fywrites" ] &&
 		     [ "$(md5sum < "$img")" != "$sum" ]; }; then
-			flag fy-changed "-fn passed, then -fy exited $ry$(
+			flag fy-disagrees "-fn passed, then -fy exited $ry$(
 				[ $ry -eq 0 ] && [ $rn2 -eq 0 ] &&
 				echo ' and changed the image'), -fn $rn2: $(
 				grep -m1 '(' "$d/y.out" | cut -c1-160)"
 		fi
 		if [ $clean = 1 ]; then
-			case ,$flags, in *,fy-changed,*) ;; *) flag legal ;; esac
+			case ,$flags, in *,fy-disagrees,*) ;; *) flag legal ;; esac
 		else
 			flag undetected
 		fi
@@ -239,7 +239,7 @@ run_case() {
 		"$target" "$op" "$rcs" "$flags" "$detail" "$why" "$repro" \
 		> "$FZ_WORK/res/$i"
 	case ,$flags, in
-	*,unrepaired,*|*,fy-changed,*|*,undetected,*|*,exit8,*|*,signal,*|\
+	*,unrepaired,*|*,fy-disagrees,*|*,undetected,*|*,exit8,*|*,signal,*|\
 	*,timeout,*|*,sanitizer,*)
 		keep ;;
 	*)

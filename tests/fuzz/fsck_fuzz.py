@@ -413,7 +413,7 @@ def mutate(image, idxfile, seed):
 
 # ---- the summary ----
 
-VIOLATIONS = ('unrepaired', 'fy-changed', 'undetected')
+VIOLATIONS = ('unrepaired', 'fy-disagrees', 'undetected')
 FAILING = VIOLATIONS + ('exit8', 'signal', 'timeout', 'sanitizer')
 POPULATED = ('pop4k', 'pop1k')
 
@@ -452,10 +452,10 @@ def summary(results, seconds, seed, build, kinds):
     print('fuzz-fsck: %d mutations, seed %s, %s, kinds: %s; %s s' %
           (n, seed, build, kinds, seconds))
     print('fuzz-fsck: detected %d, repaired %d, gave up %d, violations %d '
-          '(unrepaired %d, -fy changed a clean volume %d, undetected damage '
+          '(unrepaired %d, -fy disagreed with a clean -fn %d, undetected damage '
           '%d), exit>=8 %d, signals %d, timeouts %d, sanitizer reports %d' %
           (det, rep, count(cases, 'gaveup'), viol, count(cases, 'unrepaired'),
-           count(cases, 'fy-changed'), count(cases, 'undetected'),
+           count(cases, 'fy-disagrees'), count(cases, 'undetected'),
            count(cases, 'exit8'), count(cases, 'signal'),
            count(cases, 'timeout'), count(cases, 'sanitizer')))
     print('fuzz-fsck: -fn clean %d: %d only legal values, %d undetected '
@@ -493,7 +493,7 @@ def summary(results, seconds, seed, build, kinds):
     print('(det: fsck -fn exit != 0; rep: then -fy exit 0/1 and -fn clean;'
           ' gave: -fy exit 4;\n legal: -fn clean and the volume reads back '
           '(manifest, check); undet: -fn clean but it does not;\n viol: '
-          'unrepaired, undetected, or -fy changed a volume -fn passed)')
+          'unrepaired, undetected, or -fy disagreed with a clean -fn)')
     failing = [c for c in cases if c['flags'] & set(FAILING)]
     if failing:
         print()
