@@ -7,6 +7,8 @@
 #   make soak       long random runs of the write-path model (SOAK=N)
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
 #   make fuzz-versions  the versioned-pointer fuzz test, 10 million steps
+#   make fuzz-fsck  the fsck damage campaign: FUZZ_FSCK_N (600) mutations of
+#                   volumes of every kind, seed FUZZ_FSCK_SEED (1), a summary
 #   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir,
 #                   the checks against e2fsck/btrfs check, version costs,
 #                   cp -a through tux3fuse against ext4 on loop and tmpfs
@@ -132,7 +134,7 @@ endef
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast soak crash fuzz-versions bench demo install clean $(BUILD)-all build-asan-all
+.PHONY: all deps check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install clean $(BUILD)-all build-asan-all
 
 all: $(BUILD)-all
 
@@ -197,6 +199,21 @@ fuzz-versions: $(BUILD)-all
 	end=$$(date +%s%N); \
 	echo "fuzz-versions: vfsfuzz $(VFS_OPS) ops in $$(( (end - start) / 1000000 )) ms$${bad:+, seeds failed:$$bad}"; \
 	[ -z "$$bad" ]
+
+# The fsck damage campaign (issue 19, tests/fuzz/fsck_campaign.sh):
+# FUZZ_FSCK_N random single-block and single-field mutations of volumes
+# of every kind (populated at 4 KiB and 1 KiB blocks, small ones at 512 B,
+# 16 KiB and 64 KiB, unified, log-only, with orphans, with snapshots),
+# each checked with fsck.tux3 -fn, -fy, -fn; prints detected, repaired,
+# gave up, violations, exit >= 8, signals, timeouts, sanitizer reports,
+# the repair rate and a table per volume and damage kind.  Failing cases
+# are kept in FUZZ_FSCK_KEEP (default $(BUILD)/fuzz-fsck-failures), each
+# with its command (FUZZ_FSCK_CASE=KIND:SEED) to run it alone.
+FUZZ_FSCK_N ?= 600
+FUZZ_FSCK_SEED ?= 1
+fuzz-fsck: $(BUILD)-all
+	@FUZZ_FSCK_N=$(FUZZ_FSCK_N) FUZZ_FSCK_SEED=$(FUZZ_FSCK_SEED) \
+		sh tests/fuzz/fsck_campaign.sh $(BUILD)
 
 # tux3fuse's tests and workloads at full size (FUSE_FULL=1; make check
 # runs them short); fails if any case failed

@@ -5,7 +5,10 @@
 # mkfs.tux3.  Then, on the images of /usr/include, the read-only checks:
 # fsck.tux3 -fn, e2fsck -fn and btrfs check --readonly, wall time (best
 # of 3, warm cache) and peak RSS with ratios to fsck.tux3.  Installs
-# e2fsprogs, btrfs-progs and GNU time when missing (as root).  Then the
+# e2fsprogs, btrfs-progs and GNU time when missing (as root).  Then a
+# short run of the fsck damage campaign (BENCH_FUZZ_FSCK_N mutations,
+# default 100, seed 1; make fuzz-fsck runs it in full) and its summary,
+# the repair rate among it.  Then the
 # versioned layers' costs, and cp -a /usr/share/doc through tux3fuse
 # against ext4 on a loop device and tmpfs (as root).  Not part of the
 # test count.
@@ -125,6 +128,14 @@ for tree in /usr/share/doc /usr/include; do
 done
 echo "(ratios are relative to mkfs.tux3, and to fsck.tux3 for the checks: above 1"
 echo " means the tux3 tool is faster, leaner or smaller)"
+
+# ---- fsck damage campaign (issue 19): a short run, its summary ----
+echo
+fz_n=${BENCH_FUZZ_FSCK_N:-100}
+echo "== fsck.tux3 damage campaign: $fz_n mutations, seed 1 (make fuzz-fsck: 600)"
+FUZZ_FSCK_N=$fz_n FUZZ_FSCK_SEED=1 FUZZ_FSCK_KEEP= \
+	sh "$top/tests/fuzz/fsck_campaign.sh" "$build" 2>&1 |
+	grep '^fuzz-fsck: \(detected\|-fn clean\|repair rate\|[0-9]* mutations\|kind .* not made\)'
 
 # snapshot_tree DIR N: the tree the snapshot figures use, N empty files
 # in directories of 100, and /big, 1 MiB of random data.
