@@ -27,7 +27,7 @@ static void slots_clear(struct vtree *vt, const struct velem *e, unsigned n)
 /* Nearest element on the path from label up to the origin (slots set). */
 static int nearest(struct vtree *vt, unsigned label)
 {
-	for (unsigned steps = 0; label != VERSION_NONE &&
+	for (unsigned steps = 0; label < VERSION_LABELS &&
 	     steps <= VERSION_LABELS; steps++) {
 		if (vt->slot[label])
 			return vt->slot[label] - 1;

@@ -103,6 +103,8 @@ int vtable_decode(struct vtree *vt, const uint8_t *buf, size_t len,
 		    (v->flags & VERSION_USED && v->flags & VERSION_DYING))
 			return bad(bad_at, off + 2);
 		v->parent = be16(r);
+		if (v->parent != VERSION_NONE && v->parent >= top)
+			return bad(bad_at, off);
 		v->tag = be32(r + 4);
 		v->birth_ns = (int64_t)be64(r + 8);
 		if (!zero(r + 20, 4))

@@ -378,6 +378,17 @@ TEST(version_table_disk_form)
 	put_be32(buf + 12, crc);
 	CHECK_EQ(vtable_decode(&back, buf, size, NULL, &at), 0);
 	CHECK_EQ(back.bad_names, 1);
+
+	/* a parent at or above top, the CRC good: refused by the decoder
+	 * (the read rule walks parent links; found by the fsck campaign) */
+	uint8_t *rec = name - 24;
+	put_be16(rec, (uint16_t)m.vt.top);
+	crc = tux3_crc32c(0, buf, 12);
+	crc = tux3_crc32c(crc, "\0\0\0\0", 4);
+	crc = tux3_crc32c(crc, buf + 16, size - 16);
+	put_be32(buf + 12, crc);
+	CHECK_EQ(vtable_decode(&back, buf, size, NULL, &at), -EUCLEAN);
+	CHECK_EQ(at, (size_t)(rec - buf));
 }
 
 /* ---- versioned extents against the per-block model ---- */
