@@ -34,17 +34,6 @@ static int collect_inum(void *ctx, const struct dirent_info *d)
 	return 0;
 }
 
-static int load_dir(struct tux3_volume *vol, tux3_ino_t ino,
-		    struct inode *dir)
-{
-	int err = inode_load(vol, ino, dir);
-	if (!err && !S_ISDIR(dir->mode)) {
-		inode_free(dir);
-		err = -ENOTDIR;
-	}
-	return err;
-}
-
 static int find_inum(struct tux3_volume *vol, struct inode *dir,
 		     struct inum_pos *c)
 {
@@ -91,7 +80,7 @@ int fsck_dir_remove_inum(struct tux3_volume *vol, tux3_ino_t dirino,
 {
 	struct inode dir;
 	struct inum_pos c = { .inum = inum };
-	int err = load_dir(vol, dirino, &dir);
+	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
 	if (!(err = find_inum(vol, &dir, &c))) {
@@ -145,7 +134,7 @@ static int edit_cut(uint8_t *blk, unsigned bs, unsigned off, unsigned arg)
 int fsck_dir_salvage(struct tux3_volume *vol, tux3_ino_t dirino, uint64_t pos)
 {
 	struct inode dir;
-	int err = load_dir(vol, dirino, &dir);
+	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
 	err = dir_edit(vol, &dir, pos, edit_cut, 0);
@@ -163,7 +152,7 @@ int fsck_dir_retype(struct tux3_volume *vol, tux3_ino_t dirino,
 {
 	struct inode dir;
 	struct inum_pos c = { .inum = inum };
-	int err = load_dir(vol, dirino, &dir);
+	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
 	if (!(err = find_inum(vol, &dir, &c))) {
@@ -182,7 +171,7 @@ int fsck_dir_names(struct tux3_volume *vol, tux3_ino_t dirino,
 {
 	struct inode dir;
 	struct inum_pos c = { .inum = inum };
-	int err = load_dir(vol, dirino, &dir);
+	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
 	err = find_inum(vol, &dir, &c);
@@ -225,7 +214,7 @@ int fsck_connect_lost(struct tux3_volume *vol, tux3_ino_t inum)
 	if (S_ISDIR(mode)) {
 		/* tux3_link refuses directories: add the entry by hand */
 		struct inode dir;
-		if ((err = load_dir(vol, lost, &dir)))
+		if ((err = inode_load_dir(vol, lost, &dir)))
 			return err;
 		snprintf(name, sizeof(name), "#%" PRIu64, inum);
 		unsigned bs = vol->blocksize;
