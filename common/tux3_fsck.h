@@ -72,6 +72,9 @@ struct tux3_fsck_ops {
 	/* Polled between steps: non-zero cancels the run (nothing is
 	 * committed, the volume stays as it was). */
 	int (*cancelled)(void *ctx);
+	/* The run starts again from pass 1 (round 2, 3, ...) because a
+	 * repair failed or a failed one is tried again; why says which. */
+	void (*restart)(void *ctx, unsigned round, const char *why);
 };
 
 #define TUX3_FSCK_PASSES 9

@@ -214,6 +214,19 @@ static void pass_begin(void *ctx, unsigned pass, const char *title)
 	bar_draw(o, bar_permille(o, 0, 0), true);
 }
 
+/* A repair failed: the engine runs the passes again (e2fsck's
+ * "Restarting e2fsck from the beginning..."). */
+static void restart(void *ctx, unsigned round, const char *why)
+{
+	struct opts *o = ctx;
+	if (o->preen)
+		say(o, "%s: restarting (round %u): %s\n", o->device, round,
+		    why);
+	else
+		say(o, "\nRestarting from pass 1 (round %u): %s\n\n", round,
+		    why);
+}
+
 static void pass_end(void *ctx, unsigned pass)
 {
 	struct opts *o = ctx;
@@ -252,8 +265,10 @@ static void info(void *ctx, unsigned pass, const char *text)
 {
 	struct opts *o = ctx;
 	(void)pass;
-	/* pending orphans are always shown; replay details with -v */
-	if (strstr(text, "orphan")) {
+	/* pending orphans and failed repairs are always shown; replay
+	 * details with -v */
+	if (strstr(text, "orphan") || strstr(text, "repair failed") ||
+	    strstr(text, "earlier round")) {
 		if (o->preen)
 			say(o, "%s: %s\n", o->device, text);
 		else
@@ -648,7 +663,7 @@ int main(int argc, char **argv)
 	struct tux3_fsck_ops ops = {
 		.pass_begin = pass_begin, .pass_end = pass_end,
 		.problem = problem, .info = info, .progress = progress,
-		.cancelled = cancelled,
+		.cancelled = cancelled, .restart = restart,
 	};
 	enum tux3_fsck_mode mode = o.no ? TUX3_FSCK_CHECK :
 		use == USE_RO ? TUX3_FSCK_REPAIR_MOUNTED_RO : TUX3_FSCK_REPAIR;

@@ -11,6 +11,7 @@
  * chunks the library loads.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "check/fsck_internal.h"
@@ -36,6 +37,7 @@ static const struct fsck_pass passes[] = {
 
 static void fsck_free(struct fsck *f)
 {
+	fsck_refusals_free(&f->failed);
 	fsck_inode_state_free(f);
 	free(f->shadow);
 	f->shadow = NULL;
@@ -53,62 +55,168 @@ static void summary(struct fsck *f)
 	f->res->usedblocks = si.volblocks - si.freeblocks;
 }
 
+/* Errors of the machine rather than of the volume. */
+static bool operational_error(int err)
+{
+	return err == -EIO || err == -ENOMEM;
+}
+
+/*
+ * One round: the passes in order, then the commit of the repairs they
+ * gathered.  0 when the round ran to its end (committed), was stopped or
+ * cancelled (nothing committed), or lost a repair (f->failed, nothing
+ * committed: the caller runs a new round); <0 for an operational error,
+ * with f->msg saying why.
+ */
+static int fsck_round(struct fsck *f)
+{
+	struct tux3_fsck_result *res = f->res;
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
+		f->pass = passes[i].number;
+		f->progress = f->progress_max = 0;
+		if (fsck_cancelled(f))
+			break;
+		if (f->ops->pass_begin)
+			f->ops->pass_begin(f->ctx, f->pass, passes[i].title);
+		uint64_t loads = f->vol ? f->vol->inode_loads : 0;
+		err = passes[i].run(f);
+		if (!err && f->err)
+			err = f->err;
+		/* a pass that stopped at a failed repair: the round is lost,
+		 * not the run */
+		if (err && f->failed.n && !operational_error(err))
+			err = 0;
+		if (err)
+			return err;
+		/* a pass that opened the volume counts from zero */
+		if (f->vol && f->pass <= TUX3_FSCK_PASSES)
+			res->inode_loads[f->pass] = f->vol->inode_loads >= loads ?
+				f->vol->inode_loads - loads :
+				f->vol->inode_loads;
+		if (f->ops->pass_end)
+			f->ops->pass_end(f->ctx, f->pass);
+		if (f->unusable || f->stop || f->failed.n)
+			break;
+	}
+	if (f->stop || fsck_cancelled(f) || f->failed.n) {
+		/* nothing of this round is committed */
+		res->modified = 0;
+		res->fixed = 0;
+		return 0;
+	}
+	if (f->vol) {
+		if (res->modified && (err = fsck_commit(f->vol)))
+			return err;
+		summary(f);
+	}
+	return 0;
+}
+
+static void restart(struct fsck *f, unsigned round, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void restart(struct fsck *f, unsigned round, const char *fmt, ...)
+{
+	char why[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (f->ops->restart)
+		f->ops->restart(f->ctx, round, why);
+}
+
+/* What a finished round adds to the run's result. */
+static void add_round(struct tux3_fsck_result *res,
+		      const struct tux3_fsck_result *r)
+{
+	res->found += r->found;
+	res->fixed += r->fixed;
+	res->unfixed = r->unfixed;
+	res->modified |= r->modified;
+	res->cancelled = r->cancelled;
+	res->aborted = r->aborted;
+	res->orphans = r->orphans;
+	res->files = r->files;
+	res->blocks = r->blocks;
+	res->usedblocks = r->usedblocks;
+}
+
+/*
+ * The run, in rounds.  A repair that fails (its fine-grained fix meets
+ * more damage, a refusal of the write path, no space) must not end the
+ * run with nothing repaired, nor commit what it left half done: its
+ * round is thrown away (nothing was written) and a new round starts from
+ * the volume as it is on disk, with the failed repair refused: pass 4
+ * clears an inode whose repair failed (the coarse fix), other problems
+ * are left for that round.  When such a round commits, the problems it
+ * left get one more round on the repaired volume, where the damage that
+ * made their repair fail is gone.  Rounds are bounded; -n has one.
+ */
+#define FSCK_ROUNDS 6
+
 int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
 		  const struct tux3_fsck_ops *ops, void *ctx,
 		  struct tux3_fsck_result *res, char *errbuf, size_t errlen)
 {
-	struct fsck f = { .path = path, .mode = mode, .ops = ops,
-			  .ctx = ctx, .res = res };
+	struct fsck_refusals refused = { 0 };
 	int err = 0;
 
 	memset(res, 0, sizeof(*res));
 	if (errlen)
 		errbuf[0] = 0;
-	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
-		f.pass = passes[i].number;
-		f.progress = f.progress_max = 0;
-		if (fsck_cancelled(&f))
+	for (unsigned round = 1; ; round++) {
+		struct tux3_fsck_result r = { 0 };
+		struct fsck f = { .path = path, .mode = mode, .ops = ops,
+				  .ctx = ctx, .res = &r, .round = round,
+				  .refused = &refused };
+		err = fsck_round(&f);
+		for (unsigned p = 0; p <= TUX3_FSCK_PASSES; p++)
+			res->inode_loads[p] += r.inode_loads[p];
+		if (err) {
+			if (f.vol && f.vol->error.err)
+				tux3_error_text(f.vol, f.msg, sizeof(f.msg));
+			else if (!f.msg[0])
+				snprintf(f.msg, sizeof(f.msg), "%s",
+					 strerror(-err));
+			snprintf(errbuf, errlen, "%s", f.msg);
+			fsck_free(&f);
 			break;
-		if (ops->pass_begin)
-			ops->pass_begin(ctx, f.pass, passes[i].title);
-		uint64_t loads = f.vol ? f.vol->inode_loads : 0;
-		err = passes[i].run(&f);
-		if (!err && f.err)
-			err = f.err;
-		if (err)
-			goto operational;
-		/* a pass that opened the volume counts from zero */
-		if (f.vol && f.pass <= TUX3_FSCK_PASSES)
-			res->inode_loads[f.pass] = f.vol->inode_loads >= loads ?
-				f.vol->inode_loads - loads :
-				f.vol->inode_loads;
-		if (ops->pass_end)
-			ops->pass_end(ctx, f.pass);
-		if (f.unusable || f.stop)
-			break;
-	}
-	if (f.stop || fsck_cancelled(&f)) {
-		/* cancelled or aborted: nothing is committed */
-		res->modified = 0;
-		res->fixed = 0;
+		}
+		bool stopped = f.stop || r.cancelled || r.aborted;
+		if (f.failed.n && !stopped && round < FSCK_ROUNDS) {
+			err = fsck_refusals_merge(&refused, &f.failed);
+			restart(&f, round + 1, "%zu repair%s failed (%s%s): "
+				"nothing of this round was written; the run "
+				"starts again and does %s the coarse way",
+				f.failed.n, f.failed.n == 1 ? "" : "s",
+				f.fail_msg, f.failed.n > 1 ? ", ..." : "",
+				f.failed.n == 1 ? "it" : "them");
+			fsck_free(&f);
+			if (err)
+				break;
+			continue;
+		}
+		bool again = !stopped && !f.failed.n && f.refused_hits &&
+			     r.modified && round < FSCK_ROUNDS;
+		/* what the next round tries again it finds again */
+		if (again)
+			r.found -= f.refused_hits < r.found ?
+				   f.refused_hits : r.found;
+		add_round(res, &r);
+		if (again)
+			restart(&f, round + 1, "%u problem%s left by failed "
+				"repairs %s tried again on the repaired volume",
+				f.refused_hits, f.refused_hits == 1 ? "" : "s",
+				f.refused_hits == 1 ? "is" : "are");
 		fsck_free(&f);
-		return 0;
+		if (!again)
+			break;
+		fsck_refusals_free(&refused);
 	}
-	if (f.vol) {
-		if (res->modified && (err = fsck_commit(f.vol)))
-			goto operational;
-		summary(&f);
-	}
-	fsck_free(&f);
-	return 0;
-
-operational:
-	if (f.vol && f.vol->error.err)
-		tux3_error_text(f.vol, f.msg, sizeof(f.msg));
-	else if (!f.msg[0])
-		snprintf(f.msg, sizeof(f.msg), "%s", strerror(-err));
-	snprintf(errbuf, errlen, "%s", f.msg);
-	fsck_free(&f);
+	fsck_refusals_free(&refused);
 	return err;
 }
 

@@ -743,6 +743,11 @@ static int load_tolerant(struct p4 *p, tux3_ino_t inum, struct inode *inode,
 
 static void want(struct p4 *p, int yes, uint32_t flags)
 {
+	/* an inode whose repair failed in an earlier round is cleared:
+	 * the coarse fix (not an internal inode, which pass 4 rebuilds) */
+	if (yes && !p->cur.internal && p->cur.r.inum > TUX3_ROOT_INO &&
+	    fsck_refused_inode(p->f, p->cur.r.inum))
+		flags = F_CLEAR;
 	if (yes) {
 		p->cur.r.flags |= flags;
 		p->cur.r.fixes++;
@@ -1701,19 +1706,23 @@ static int repair(struct p4 *p)
 		qsort(p->copies, p->ncopies, sizeof(*p->copies),
 		      cmp_copy);
 	int err = 0;
-	for (size_t i = 0; i < p->nrecs && !err; i++) {
+	for (size_t i = 0; i < p->nrecs; i++) {
 		const struct rec *r = &p->recs[i];
 		if (!r->fixes)
 			continue;
-		if (fsck_cancelled(f))
+		if (fsck_cancelled(f) || f->err)
 			break;
 		tux3_clear_error(p->vol);
+		if ((r->flags & F_CLEAR) && fsck_refused_inode(f, r->inum))
+			fsck_info(f, "inode %" PRIu64 ": its repair failed in "
+				  "an earlier round: the inode is cleared "
+				  "instead", r->inum);
 		int e = r->flags & F_CLEAR ? clear_inode(p, r->inum) :
 			mend_inode(p, r);
 		for (uint32_t k = 0; k < r->fixes; k++)
-			fsck_fixed(f, e);
+			fsck_fixed_inode(f, e, r->inum);
 		if (e < 0)
-			err = e;	/* f->err has it: the run stops */
+			err = e;	/* the round is lost (see fsck.c) */
 	}
 	return err;
 }

@@ -64,6 +64,22 @@ enum fsck_problem_id {
 	P_COUNT
 };
 
+/*
+ * A repair that failed, by what it was about: the problem code and where
+ * (the key fsck_problem was given), or for pass 4's deferred repairs the
+ * inode alone (id P4_INODE_BAD).  A round in which a repair fails is
+ * thrown away and run again with the failed repairs refused (fsck.c).
+ */
+struct fsck_refusal {
+	unsigned id;
+	uint64_t block, inum, dir;
+};
+
+struct fsck_refusals {
+	struct fsck_refusal *v;
+	size_t n, cap;
+};
+
 /* The run. */
 struct fsck {
 	const char *path;
@@ -75,6 +91,15 @@ struct fsck {
 	unsigned pass;
 	int stop;		/* <0 aborted, >0 cancelled */
 	int err;		/* first operational error of a repair */
+	unsigned round;		/* 1, 2, ...: see fsck.c */
+	/* the problem answered last, for a repair that fails */
+	struct fsck_refusal cur;
+	/* repairs that failed in this round, and the first one's reason */
+	struct fsck_refusals failed;
+	char fail_msg[300];
+	/* repairs that failed in an earlier round: not tried again */
+	const struct fsck_refusals *refused;
+	unsigned refused_hits;	/* problems left so in this round */
 	bool unusable;		/* the volume cannot be checked further */
 	uint64_t progress, progress_max;
 	char msg[600];		/* scratch for open errors */
@@ -104,8 +129,21 @@ int fsck_problem(struct fsck *f, unsigned id, bool fixable,
 		 const struct fsck_at *at, ...);
 void fsck_info(struct fsck *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* A repair's outcome: counts it fixed, or keeps the first error. */
+/* A repair's outcome: counts it fixed, or records the failure of the
+ * problem answered last (the round is then run again without it); an
+ * operational error (-EIO, -ENOMEM) stops the run. */
 void fsck_fixed(struct fsck *f, int err);
+/* The same for a repair made later than its problem was answered (pass
+ * 4's per-inode repairs): the failure is the inode's. */
+void fsck_fixed_inode(struct fsck *f, int err, tux3_ino_t inum);
+/* Did inode inum's repair fail in an earlier round? */
+bool fsck_refused_inode(const struct fsck *f, tux3_ino_t inum);
+bool fsck_refusals_has(const struct fsck_refusals *r,
+		       const struct fsck_refusal *k);
+int fsck_refusals_add(struct fsck_refusals *r, const struct fsck_refusal *k);
+int fsck_refusals_merge(struct fsck_refusals *dst,
+			const struct fsck_refusals *src);
+void fsck_refusals_free(struct fsck_refusals *r);
 void fsck_progress(struct fsck *f, uint64_t cur, uint64_t max);
 /* Polls the caller; true when the run must stop. */
 bool fsck_cancelled(struct fsck *f);

@@ -8,6 +8,8 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "check/fsck_internal.h"
 
 #define U PRIu64
@@ -256,6 +258,17 @@ int fsck_problem(struct fsck *f, unsigned id, bool fixable,
 	va_start(ap, at);
 	vsnprintf(p.text, sizeof(p.text), table[id].message, ap);
 	va_end(ap);
+	f->cur = (struct fsck_refusal){ .id = id, .block = at->block,
+					.inum = at->inum, .dir = at->dir };
+	if (p.fixable && f->refused && fsck_refusals_has(f->refused, &f->cur)) {
+		/* its repair failed in an earlier round: left as it is in
+		 * this one, tried again once the others are committed */
+		size_t len = strlen(p.text);
+		snprintf(p.text + len, sizeof(p.text) - len, " (its repair "
+			 "failed in an earlier round: left for now)");
+		p.fixable = 0;
+		f->refused_hits++;
+	}
 	f->res->found++;
 	int yes = f->ops->problem ? f->ops->problem(f->ctx, &p) : 0;
 	if (yes < 0) {
@@ -281,16 +294,134 @@ void fsck_info(struct fsck *f, const char *fmt, ...)
 	f->ops->info(f->ctx, f->pass, buf);
 }
 
-void fsck_fixed(struct fsck *f, int err)
+/* Errors that say the machine, not the volume, failed: the run stops. */
+static bool operational(int err)
 {
-	if (err < 0) {
-		f->res->unfixed++;
+	return err == -EIO || err == -ENOMEM;
+}
+
+static void repair_failed(struct fsck *f, int err,
+			  const struct fsck_refusal *k)
+{
+	char why[sizeof(f->fail_msg)];
+	f->res->unfixed++;
+	if (operational(err)) {
 		if (!f->err)
 			f->err = err;
 		return;
 	}
+	if (f->vol && f->vol->error.err)
+		tux3_error_text(f->vol, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	if (!f->failed.n)
+		snprintf(f->fail_msg, sizeof(f->fail_msg), "%s", why);
+	if (fsck_refusals_add(&f->failed, k) && !f->err)
+		f->err = -ENOMEM;
+	fsck_info(f, "  the repair failed: %s", why);
+	if (f->vol)
+		tux3_clear_error(f->vol);
+}
+
+void fsck_fixed(struct fsck *f, int err)
+{
+	if (err < 0) {
+		repair_failed(f, err, &f->cur);
+		return;
+	}
 	f->res->fixed++;
 	f->res->modified = 1;
+}
+
+void fsck_fixed_inode(struct fsck *f, int err, tux3_ino_t inum)
+{
+	if (err < 0) {
+		struct fsck_refusal k = { .id = P4_INODE_BAD, .inum = inum };
+		repair_failed(f, err, &k);
+		return;
+	}
+	f->res->fixed++;
+	f->res->modified = 1;
+}
+
+bool fsck_refused_inode(const struct fsck *f, tux3_ino_t inum)
+{
+	struct fsck_refusal k = { .id = P4_INODE_BAD, .inum = inum };
+	return f->refused && fsck_refusals_has(f->refused, &k);
+}
+
+static bool refusal_eq(const struct fsck_refusal *a,
+		       const struct fsck_refusal *b)
+{
+	return a->id == b->id && a->block == b->block && a->inum == b->inum &&
+	       a->dir == b->dir;
+}
+
+/* An open-addressed hash set: a round with many failed repairs stays
+ * linear.  A slot is used when its id is not FSCK_NO_ID. */
+#define FSCK_NO_ID (~0u)
+
+static size_t refusal_slot(const struct fsck_refusals *r,
+			   const struct fsck_refusal *k)
+{
+	uint64_t h = k->id * 0x9e3779b97f4a7c15ull;
+	h ^= k->block + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+	h ^= k->inum + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h ^= k->dir + 0x85ebca6b2e0d3f4bull + (h << 6) + (h >> 2);
+	size_t i = (size_t)h & (r->cap - 1);
+	while (r->v[i].id != FSCK_NO_ID && !refusal_eq(&r->v[i], k))
+		i = (i + 1) & (r->cap - 1);
+	return i;
+}
+
+bool fsck_refusals_has(const struct fsck_refusals *r,
+		       const struct fsck_refusal *k)
+{
+	return r->cap && r->v[refusal_slot(r, k)].id != FSCK_NO_ID;
+}
+
+static int refusals_grow(struct fsck_refusals *r)
+{
+	struct fsck_refusals bigger = { .cap = r->cap ? r->cap * 2 : 16 };
+	bigger.v = malloc(bigger.cap * sizeof(*bigger.v));
+	if (!bigger.v)
+		return -ENOMEM;
+	for (size_t i = 0; i < bigger.cap; i++)
+		bigger.v[i].id = FSCK_NO_ID;
+	for (size_t i = 0; i < r->cap; i++)
+		if (r->v[i].id != FSCK_NO_ID)
+			bigger.v[refusal_slot(&bigger, &r->v[i])] = r->v[i];
+	bigger.n = r->n;
+	free(r->v);
+	*r = bigger;
+	return 0;
+}
+
+int fsck_refusals_add(struct fsck_refusals *r, const struct fsck_refusal *k)
+{
+	if (fsck_refusals_has(r, k))
+		return 0;
+	if ((r->n + 1) * 2 > r->cap && refusals_grow(r))
+		return -ENOMEM;
+	r->v[refusal_slot(r, k)] = *k;
+	r->n++;
+	return 0;
+}
+
+int fsck_refusals_merge(struct fsck_refusals *dst,
+			const struct fsck_refusals *src)
+{
+	for (size_t i = 0; i < src->cap; i++)
+		if (src->v[i].id != FSCK_NO_ID &&
+		    fsck_refusals_add(dst, &src->v[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+void fsck_refusals_free(struct fsck_refusals *r)
+{
+	free(r->v);
+	*r = (struct fsck_refusals){ 0 };
 }
 
 void fsck_progress(struct fsck *f, uint64_t cur, uint64_t max)

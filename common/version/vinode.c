@@ -175,4 +175,5 @@ const struct vinode_ops vinode_ops = {
 	.file_versioned = vfilemap_is_versioned,
 	.filemap_walk = vfilemap_walk_selected,
 	.table_save = table_save,
+	.drop_xattr = vinode_drop_xattr,
 };

@@ -49,6 +49,11 @@ int vinode_read_by_any(struct tux3_volume *vol, tux3_ino_t inum,
 int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
 		 const uint8_t *disk, unsigned dlen, const uint8_t *view,
 		 unsigned vlen, uint8_t **out, unsigned *olen);
+/* fsck's repair: atom's xattrs gone from every version (no atom
+ * settling: the check engine counts the atoms' references itself). */
+int vinode_drop_xattr(struct tux3_volume *vol, tux3_ino_t inum,
+		      const uint8_t *disk, unsigned dlen, unsigned atom,
+		      uint8_t **out, unsigned *olen);
 int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
 			 const uint8_t *disk, unsigned dlen);
 /* inode_write_data, inode_truncate and inode_destroy of an inode

@@ -531,3 +531,36 @@ int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
 	vattrs_free(&x);
 	return err;
 }
+
+int vinode_drop_xattr(struct tux3_volume *vol, tux3_ino_t inum,
+		      const uint8_t *disk, unsigned dlen, unsigned atom,
+		      uint8_t **out, unsigned *olen)
+{
+	uint32_t key = VATTR_KEY(ATTR_XATTR, atom);
+	struct vattrs x = { 0 };
+	int err = vinode_decode(vol, inum, disk, dlen, &x);
+	unsigned k = 0;
+	for (unsigned i = 0; i < x.n && !err; i++) {
+		if (x.a[i].key == key)
+			free(x.a[i].data);
+		else
+			x.a[k++] = x.a[i];
+	}
+	x.n = k;
+	uint8_t *buf = err ? NULL : malloc(dlen + 64);
+	if (!err && !buf)
+		err = -ENOMEM;
+	if (!err) {
+		int n = vattrs_encode(&x, buf, dlen + 64);
+		if (n < 0)
+			err = n;
+		else
+			*olen = (unsigned)n;
+	}
+	if (!err)
+		*out = buf;
+	else
+		free(buf);
+	vattrs_free(&x);
+	return err;
+}
