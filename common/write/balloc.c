@@ -203,6 +203,50 @@ int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count)
 	return extent_list_add(&vol->defer_free, block, count);
 }
 
+static int cmp_extent(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;	/* block first */
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * The frees balloc_commit_done applies after the commit point, checked
+ * before it: every extent in use in the live bitmap, no block freed
+ * twice.  Found here, a fault leaves the last commit as the volume;
+ * found after the superblock write, it would leave a committed delta
+ * whose bookkeeping cannot be finished.
+ */
+int balloc_commit_check(struct tux3_volume *vol)
+{
+	size_t n = vol->defer_free.count;
+	if (!n)
+		return 0;
+	size_t size = sizeof(vol->defer_free.v[0]);
+	uint64_t (*v)[2] = malloc(n * size);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, vol->defer_free.v, n * size);
+	qsort(v, n, size, cmp_extent);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t block = v[i][0], count = v[i][1], used;
+		if (i && v[i - 1][0] + v[i - 1][1] > block)
+			err = vol_error(vol, -EUCLEAN, block, TUX3_NONE,
+					TUX3_NONE, "commit refused: the delta "
+					"frees block %" PRIu64 " twice", block);
+		else if (!(err = bitmap_count_used(vol, block, count, &used)) &&
+			 used != count)
+			err = vol_error(vol, -EUCLEAN, block, TUX3_NONE,
+					TUX3_NONE, "commit refused: the delta "
+					"frees %" PRIu64 " blocks from %" PRIu64
+					", %" PRIu64 " of them free already "
+					"(double free)", count, block,
+					count - used);
+	}
+	free(v);
+	return err;
+}
+
 int balloc_commit_done(struct tux3_volume *vol)
 {
 	int err = 0;

@@ -52,6 +52,17 @@ int meta_alloc(struct tux3_volume *vol, uint64_t goal, unsigned flags,
 	return 0;
 }
 
+/* The allocator handed out the block being copied: the bitmap says free
+ * a block the tree uses (damage fsck has not repaired yet).  Refused
+ * before a record "redirect X to X" is logged, which replay rejects. */
+static int moved_onto_itself(struct tux3_volume *vol, uint64_t block)
+{
+	return vol_error(vol, -EUCLEAN, block, TUX3_NONE, TUX3_NONE,
+			 "the allocator gave out block %" PRIu64 ", which "
+			 "the tree still uses (the bitmap marks it free)",
+			 block);
+}
+
 /* Copy-on-write of a leaf: at most once per delta. */
 static int leaf_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
 {
@@ -66,6 +77,8 @@ static int leaf_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
 		return err;
 	if ((err = meta_alloc(vol, old, OV_DELTA_DIRTY, newp, &dst)))
 		return err;
+	if (*newp == old)
+		return moved_onto_itself(vol, old);
 	src = overlay_find(&vol->overlay, old, NULL);
 	memcpy(dst, src, vol->blocksize);
 	overlay_drop(&vol->overlay, old);	/* clean copy: not needed */
@@ -88,6 +101,8 @@ static int bnode_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
 		return err;
 	if ((err = meta_alloc(vol, old, OV_UNIFY_DIRTY, newp, &dst)))
 		return err;
+	if (*newp == old)
+		return moved_onto_itself(vol, old);
 	src = overlay_find(&vol->overlay, old, NULL);
 	memcpy(dst, src, vol->blocksize);
 	overlay_drop(&vol->overlay, old);

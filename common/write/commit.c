@@ -7,7 +7,9 @@
  *   2. the delta's leaves are written to their new blocks (file data was
  *      written when it was allocated);
  *   3. the log blocks are written;
- *   4. flush; [SB_BACKUP: the secondary copy at byte 1024; flush;] the
+ *   4. the delta's frees checked against the bitmap (a double free
+ *      stops the commit here, the last one still the volume); flush;
+ *      [SB_BACKUP: the secondary copy at byte 1024; flush;] the
  *      superblock (the commit point); flush;
  *   5. the delta's freed blocks become free space.
  * Nothing the last committed state references is overwritten before 4.
@@ -109,6 +111,8 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 				    vol)))
 		return err;
 	if ((err = log_write_blocks(vol)) < 0)
+		return err;
+	if ((err = balloc_commit_check(vol)))
 		return err;
 	if ((err = dev_flush(&vol->dev)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,

@@ -51,6 +51,9 @@ int bfree_now(struct tux3_volume *vol, uint64_t block, uint64_t count);
 /* Free after the current delta commits. */
 int bfree_deferred(struct tux3_volume *vol, uint64_t block, uint64_t count);
 /* The commit is durable: deferred frees become free space. */
+/* Before the commit point: the delta's frees are all of used blocks,
+ * none twice (-EUCLEAN, the volume untouched, when not). */
+int balloc_commit_check(struct tux3_volume *vol);
 int balloc_commit_done(struct tux3_volume *vol);
 int bitmap_flush(struct tux3_volume *vol);
 uint64_t balloc_dir_goal(struct tux3_volume *vol);
