@@ -66,5 +66,10 @@ int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 			const struct vdelete_plan *plan);
 /* fsck: the inode's element lists (attributes and data) repaired. */
 int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
+/* fsck pass 6: every version's XATTR attribute of an atom the table does
+ * not name dropped, without the version rules (which would hand the live
+ * version's value to a snapshot and count a reference the atom cannot
+ * take). */
+int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
 
 #endif
