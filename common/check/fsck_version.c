@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check/fsck_internal.h"
 #include "version/version.h"
 #include "version/vfilemap.h"
@@ -208,8 +209,11 @@ static int check_elements(struct fsck *f)
 		int r = vinode_repair(f->vol, e.fix[i]);
 		if (r == -ENOMEM)
 			err = r;
+		else if (r == -EUCLEAN)
+			f->res->unfixed++;	/* a blob pass 4 left as is */
 		else
 			fsck_fixed(f, r);
+		tux3_clear_error(f->vol);
 	}
 	fsck_info(f, "versions: %u versioned file%s", e.files,
 		  e.files == 1 ? "" : "s");
@@ -347,10 +351,11 @@ static int check_namespace(struct fsck *f, const char *name)
 			int fixed = ns_fix(vol, p);
 			if (fixed == -ENOMEM)
 				err = fixed;
-			else if (fixed <= 0 && fixed != -EUCLEAN)
+			else if (!fixed)
 				fsck_fixed(f, fixed);
 			else
-				lost = true;	/* a repair failed */
+				lost = true;	/* a repair failed: the
+						 * coarse one */
 			tux3_clear_error(vol);
 		}
 		if (l.overflow)
@@ -573,6 +578,14 @@ static int finish_delete(struct fsck *f)
 			  FSCK_AT(.inum = TUX3_VTABLE_INO), count))
 		return 0;
 	int err = version_delete_resume(vol);
+	if (err && err != -ENOMEM) {
+		/* the coarse repair: no snapshot left to finish it for */
+		fsck_info(f, "finishing the delete failed (%s)",
+			  vol->error.what[0] ? vol->error.what :
+			  strerror(-err));
+		tux3_clear_error(vol);
+		err = table_origin_only(f);
+	}
 	if (err == -ENOMEM)
 		return err;
 	fsck_fixed(f, err);
