@@ -127,11 +127,6 @@ struct vinode_ops {
 	/* the version table, changed by a write (an implicit child), saved
 	 * with the delta */
 	int (*table_save)(struct tux3_volume *vol);
-	/* repair: the xattrs of one atom removed from every version of a
-	 * disk blob (*out malloc'd), atom references left to the caller */
-	int (*drop_xattr)(struct tux3_volume *vol, tux3_ino_t inum,
-			  const uint8_t *disk, unsigned dlen, unsigned atom,
-			  uint8_t **out, unsigned *olen);
 };
 /* The inode is seen through a version: the volume has a version table
  * and the inode is not internal. */

@@ -161,7 +161,8 @@ static int volume_load(struct tux3_volume *vol)
 		return err;
 	vol->warn_source = TUX3_WARN_OTHER;
 	vol->replayed = true;
-	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol) && !vol->vt)
+	if (vol->mode == TUX3_OPEN_RDWR && vtable_marked(vol) &&
+	    (!vol->vt || vol->vt_bad))
 		/* without the table, writes would leak into snapshots */
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_VTABLE_INO,
 				 TUX3_NONE, "the volume has versions but its "

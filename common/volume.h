@@ -263,6 +263,12 @@ struct tux3_volume {
 					 * 0 the live one (the origin) */
 	bool vt_dirty;			/* vt changed by a write (an
 					 * implicit child): saved at commit */
+	/* vt is what vtable_salvage kept of a table that does not decode
+	 * (format.md 17.4): the live version reads through it, snapshots
+	 * are not selectable, and only fsck's repair writes (vtable_save
+	 * clears it) */
+	bool vt_bad;
+	unsigned vt_dropped;		/* labels the salvage dropped */
 };
 
 /* 0 when the volume may be changed: opened read-write, and no commit has

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include "check/fsck_internal.h"
 #include "version/version.h"
+#include "version/vinode.h"
 
 #define ATOM_LIMIT 65536	/* atoms are 16 bits in XATTR attributes */
 
@@ -736,8 +737,10 @@ static void check_unknown(struct pass6 *p)
 		if (fsck_problem(p->f, P6_UNKNOWN_ATOM, true,
 				 FSCK_AT(.inum = u->inum, .have = u->atom),
 				 (uint64_t)u->inum, (uint64_t)u->atom))
-			fsck_fixed(p->f, repair_xattr_drop(p->vol, u->inum,
-							   u->atom));
+			fsck_fixed(p->f, vinode_applies(p->vol, u->inum) ?
+				   vinode_drop_atom(p->vol, u->inum, u->atom) :
+				   repair_xattr_drop(p->vol, u->inum,
+						     u->atom));
 	}
 }
 

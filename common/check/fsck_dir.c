@@ -237,12 +237,16 @@ static int ns_round(struct fsck *f, struct declined *declined)
 	bool lost_ok = lost_found_usable(f, &l);
 	struct blockset named = { 0 };	/* unreachable_named_build's */
 	bool named_ready = false;
-	/* structural problems first; link counts after them */
-	for (int phase = 0; phase < 2 && !f->stop; phase++) {
+	/* damaged entries first (an entry's removal or retype edits
+	 * blocks that must read), other structural problems next, link
+	 * counts after them */
+	for (int phase = 0; phase < 3 && !f->stop; phase++) {
 		for (size_t i = 0; i < l.n && !f->stop; i++) {
 			struct nsprob *p = &l.v[i];
 			bool is_nlink = p->what == TUX3_NS_NLINK;
-			if (is_nlink != (phase == 1))
+			int want = p->what == TUX3_NS_ENTRY_BAD ? 0 :
+				   is_nlink ? 2 : 1;
+			if (want != phase)
 				continue;
 			if (was_declined(declined, p))
 				continue;

@@ -208,13 +208,16 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P9_GATE] = { "PASS9_VERSIONS_MARK", 9,
 		"%s", 0, "mark the volume as the version table says" },
 	[P9_VTABLE_BAD] = { "PASS9_VTABLE_BAD", 9,
-		"%s", 0, NULL },
+		"%s", 0, "rebuild the table from the records that decode "
+		"(a bad record costs its snapshot)" },
 	[P9_VTABLE_NAME] = { "PASS9_VTABLE_NAME", 9,
-		"version table: %" U " snapshot name(s) without a terminating "
-		"NUL (read cut short)", 1, "rewrite the table" },
+		"version table: %" U " snapshot name(s) empty, repeated or "
+		"without a terminating NUL", 1,
+		"rename them lost-TAG-LABEL and rewrite the table" },
 	[P9_VTABLE_TREE] = { "PASS9_VTABLE_TREE", 9,
 		"version table: %s", 0,
-		"retag, or remove the ghost as a delete would" },
+		"retag, remove the ghost as a delete would, or drop the "
+		"labels the live version does not reach" },
 	[P9_DELETE_PENDING] = { "PASS9_DELETE_PENDING", 9,
 		"a snapshot delete was interrupted: %" U " labels are still "
 		"dying", 1, "finish the delete" },
@@ -230,6 +233,9 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P9_NAMESPACE] = { "PASS9_NAMESPACE", 9,
 		"snapshot %s: %s", 0,
 		"repair it in the snapshot as pass 5 would" },
+	[P9_NAMESPACE_LOST] = { "PASS9_NAMESPACE_LOST", 9,
+		"snapshot %s: %s, which cannot be repaired in the snapshot", 0,
+		"delete the snapshot" },
 	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
 };
 

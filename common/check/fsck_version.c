@@ -14,9 +14,69 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check/fsck_internal.h"
 #include "version/version.h"
 #include "version/vfilemap.h"
+
+/* ---- the table replaced (the coarse repairs) ---- */
+
+/* vt written as the table, then read back as any open reads it: 0 only
+ * when what is on the volume now decodes. */
+static int table_replace(struct tux3_volume *vol, const struct vtree *vt)
+{
+	struct vtree *copy = malloc(sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, vt, sizeof(*copy));
+	copy->pending = NULL;
+	copy->bad_names = 0;
+	int err = vtable_save(vol, copy);
+	free(copy);
+	if (!err)
+		err = vtable_read(vol);
+	if (!err && vol->vt->bad_names)
+		err = -EUCLEAN;
+	return err;
+}
+
+/* The last resort, which always leaves a table that decodes: the live
+ * version alone.  The elements and the inodes of the snapshots go after
+ * it (check_elements: labels not in the tree). */
+static int table_origin_only(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	struct vtree *vt = malloc(sizeof(*vt));
+	if (!vt)
+		return -ENOMEM;
+	tux3_clear_error(vol);
+	vtree_init(vt);
+	fsck_info(f, "version table: reduced to the live version, every "
+		  "snapshot dropped");
+	int err = table_replace(vol, vt);
+	free(vt);
+	return err;
+}
+
+/* vt (NULL: nothing worth keeping) as the table, or else the live
+ * version alone. */
+static int table_rebuild(struct fsck *f, const struct vtree *vt)
+{
+	int err = vt ? table_replace(f->vol, vt) : -EUCLEAN;
+	if (err && err != -ENOMEM)
+		err = table_origin_only(f);
+	return err;
+}
+
+static bool tree_fixable(const struct vtree *vt);
+
+/* What the salvage kept, if vtree_repair can finish it (a pending
+ * delete and a tree to repair do not go together). */
+static bool salvage_usable(const struct vtree *vt, bool pending)
+{
+	return vt && (!vtree_check((struct vtree *)vt, NULL, NULL) ||
+		      (!pending && tree_fixable(vt)));
+}
 
 /* ---- the element lists of every inode ---- */
 
@@ -149,8 +209,11 @@ static int check_elements(struct fsck *f)
 		int r = vinode_repair(f->vol, e.fix[i]);
 		if (r == -ENOMEM)
 			err = r;
+		else if (r == -EUCLEAN)
+			f->res->unfixed++;	/* a blob pass 4 left as is */
 		else
 			fsck_fixed(f, r);
+		tux3_clear_error(f->vol);
 	}
 	fsck_info(f, "versions: %u versioned file%s", e.files,
 		  e.files == 1 ? "" : "s");
@@ -254,6 +317,7 @@ static bool ns_fixable(enum tux3_ns_problem what)
 static int check_namespace(struct fsck *f, const char *name)
 {
 	struct tux3_volume *vol = f->vol;
+	bool lost = false;
 	int err = 0;
 	for (int round = 0; round < 2 && !err && !f->stop; round++) {
 		struct ns_list l = { 0 };
@@ -273,32 +337,66 @@ static int check_namespace(struct fsck *f, const char *name)
 				continue;
 			char text[200];
 			ns_text(p, text, sizeof(text));
-			if (!fsck_problem(f, P9_NAMESPACE,
-					  ns_fixable(p->what),
+			if (!ns_fixable(p->what)) {
+				/* the coarse repair: the snapshot goes */
+				if (fsck_problem(f, P9_NAMESPACE_LOST, true,
+						 FSCK_AT(.inum = p->inum), name,
+						 text))
+					lost = true;
+				break;
+			}
+			if (!fsck_problem(f, P9_NAMESPACE, true,
 					  FSCK_AT(.inum = p->inum), name, text))
 				continue;
 			int fixed = ns_fix(vol, p);
 			if (fixed == -ENOMEM)
 				err = fixed;
-			else if (fixed <= 0)
+			else if (!fixed)
 				fsck_fixed(f, fixed);
 			else
-				f->res->unfixed++;
+				lost = true;	/* a repair failed: the
+						 * coarse one */
 			tux3_clear_error(vol);
 		}
 		if (l.overflow)
 			fsck_info(f, "snapshot %s: too many namespace problems "
 				  "to list", name);
 		free(l.v);
-		if (round == 0 && !structural)
+		if (lost || (round == 0 && !structural))
 			break;	/* link counts were reported in round 0 */
 	}
-	return err;
+	return err ? err : lost;
+}
+
+/* A snapshot whose namespace cannot be repaired is deleted; when that
+ * fails too, every snapshot goes (0, or -ENOMEM). */
+static int drop_snapshot(struct fsck *f, const char *name, bool *all)
+{
+	struct tux3_volume *vol = f->vol;
+	tux3_version_select(vol, NULL);
+	int err = version_delete(vol, name);
+	if (err == -ENOMEM)
+		return err;
+	if (!err) {
+		fsck_info(f, "snapshot %s deleted: its namespace could not be "
+			  "repaired", name);
+		fsck_fixed(f, 0);
+		return 0;
+	}
+	fsck_info(f, "snapshot %s: the delete failed (%s)", name,
+		  vol->error.what[0] ? vol->error.what : strerror(-err));
+	tux3_clear_error(vol);
+	*all = true;
+	err = table_origin_only(f);
+	if (err == -ENOMEM)
+		return err;
+	fsck_fixed(f, err);
+	return 0;
 }
 
 /* Pass 5 checks the live version; the snapshots are checked here, each
  * seen through the library as a reader of that version sees it. */
-static int check_namespaces(struct fsck *f)
+static int check_namespaces(struct fsck *f, bool *all)
 {
 	struct tux3_volume *vol = f->vol;
 	struct vtree *vt = vol->vt;
@@ -315,6 +413,10 @@ static int check_namespaces(struct fsck *f)
 			break;
 		err = check_namespace(f, name);
 		checked++;
+		if (err == 1)
+			err = drop_snapshot(f, name, all);
+		if (*all)
+			break;	/* the table is the live version alone */
 	}
 	tux3_version_select(vol, NULL);
 	tux3_clear_error(vol);
@@ -355,6 +457,38 @@ static bool tree_fixable(const struct vtree *vt)
 	return ok;
 }
 
+/* The tree the fine repair cannot answer (a cycle, a parent not in
+ * the tree, the origin wrong, a tagless snapshot, a pending delete):
+ * vtree_salvage's tree, finished by vtree_repair, or the live version
+ * alone. */
+static int tree_coarse(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	struct vtree *vt = malloc(sizeof(*vt));
+	struct vdelete_plan *plan = malloc(sizeof(*plan));
+	int err = vt && plan ? 0 : -ENOMEM;
+	if (!err) {
+		memcpy(vt, vol->vt, sizeof(*vt));
+		vt->pending = NULL;
+		unsigned n = vtree_salvage(vt, plan);
+		bool usable = salvage_usable(vt, plan->count > 0);
+		if (usable)
+			fsck_info(f, "version table: %u label%s dropped or "
+				  "fixed", n, n == 1 ? "" : "s");
+		err = table_rebuild(f, usable ? vt : NULL);
+	}
+	if (!err && vtree_check(vol->vt, NULL, NULL)) {
+		err = vol->vpending ? -EUCLEAN : version_repair_table(vol);
+		if (err && err != -ENOMEM) {
+			tux3_clear_error(vol);
+			err = table_origin_only(f);
+		}
+	}
+	free(vt);
+	free(plan);
+	return err;
+}
+
 /* The table's rules (VT1-VT4): 0 when the tree is sound (now). */
 static int check_tree(struct fsck *f)
 {
@@ -362,15 +496,20 @@ static int check_tree(struct fsck *f)
 	struct tree_report r = { f, false, false };
 	if (!vtree_check(vol->vt, NULL, NULL))
 		return 0;
-	r.fixable = !vol->vpending && tree_fixable(vol->vt);
+	bool fine = !vol->vpending && tree_fixable(vol->vt);
+	r.fixable = true;	/* at worst, the coarse repair */
 	vtree_check(vol->vt, tree_problem, &r);
 	if (!r.yes)
 		return 1;
-	int err = version_repair_table(vol);
+	int err = fine ? version_repair_table(vol) : -EUCLEAN;
+	if (err == -ENOMEM)
+		return err;
+	tux3_clear_error(vol);
+	if (err)
+		err = tree_coarse(f);
 	if (err == -ENOMEM)
 		return err;
 	fsck_fixed(f, err);
-	tux3_clear_error(vol);
 	return err ? 1 : 0;
 }
 
@@ -401,6 +540,25 @@ static int read_table(struct tux3_volume *vol, char *why, size_t len)
 	return 1;
 }
 
+/* The table that does not decode, replaced by what vtable_read's
+ * salvage kept of it (vol->vt), or by the live version alone; its marks
+ * set to agree. */
+static int rebuild_table(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	const struct vtree *vt = vol->vt;
+	bool usable = salvage_usable(vt, vol->vpending != NULL);
+	if (usable)
+		fsck_info(f, "version table: rebuilt from the records that "
+			  "decode, %u label%s dropped or fixed",
+			  vol->vt_dropped, vol->vt_dropped == 1 ? "" : "s");
+	tux3_clear_error(vol);
+	int err = table_rebuild(f, usable ? vt : NULL);
+	if (!err)
+		repair_set_version_marks(vol, true);
+	return err;
+}
+
 /*
  * A delete a crash interrupted is a normal state, as a pending orphan is:
  * its plan is in the table, and the next read-write open finishes it.
@@ -420,6 +578,14 @@ static int finish_delete(struct fsck *f)
 			  FSCK_AT(.inum = TUX3_VTABLE_INO), count))
 		return 0;
 	int err = version_delete_resume(vol);
+	if (err && err != -ENOMEM) {
+		/* the coarse repair: no snapshot left to finish it for */
+		fsck_info(f, "finishing the delete failed (%s)",
+			  vol->error.what[0] ? vol->error.what :
+			  strerror(-err));
+		tux3_clear_error(vol);
+		err = table_origin_only(f);
+	}
 	if (err == -ENOMEM)
 		return err;
 	fsck_fixed(f, err);
@@ -456,6 +622,19 @@ int fsck_pass9(struct fsck *f)
 		vtable_unload(vol);
 		return 0;
 	}
+	if (table == -EUCLEAN) {
+		if (!fsck_problem(f, P9_VTABLE_BAD, true,
+				  FSCK_AT(.inum = TUX3_VTABLE_INO), why))
+			return 0;
+		int err = rebuild_table(f);
+		if (err == -ENOMEM)
+			return err;
+		fsck_fixed(f, err);
+		if (err)
+			return 0;
+		table = 1;
+		magic = bit = true;	/* the save set both */
+	}
 	if (magic != bit || !table) {
 		char text[200];
 		snprintf(text, sizeof(text), "the volume is marked as having "
@@ -470,18 +649,17 @@ int fsck_pass9(struct fsck *f)
 			fsck_fixed(f, 0);
 		}
 	}
-	if (table == -EUCLEAN) {
-		fsck_problem(f, P9_VTABLE_BAD, false,
-			     FSCK_AT(.inum = TUX3_VTABLE_INO), why);
-		return 0;
-	}
 	if (table == 1 && vol->vt->bad_names &&
 	    fsck_problem(f, P9_VTABLE_NAME, true,
 			 FSCK_AT(.inum = TUX3_VTABLE_INO),
 			 (uint64_t)vol->vt->bad_names)) {
-		/* the table written again: every name with its NUL */
-		vol->vt->bad_names = 0;
-		fsck_fixed(f, vtable_save(vol, vol->vt));
+		/* the table written again: every name with its NUL, and
+		 * one of its own */
+		vtree_names_bad(vol->vt, true);
+		int err = table_rebuild(f, vol->vt);
+		if (err == -ENOMEM)
+			return err;
+		fsck_fixed(f, err);
 	}
 	if (table == 1) {
 		int tree_bad = check_tree(f);
@@ -496,7 +674,13 @@ int fsck_pass9(struct fsck *f)
 			  vol->vt->used, vol->vt->ghosts);
 		/* the element rules need a sound tree */
 		int err = tree_bad ? 0 : check_elements(f);
-		return err || tree_bad ? err : check_namespaces(f);
+		bool all = false;
+		if (!err && !tree_bad)
+			err = check_namespaces(f, &all);
+		/* the snapshots dropped: their elements go */
+		if (!err && all)
+			err = check_elements(f);
+		return err;
 	}
 	return 0;
 }

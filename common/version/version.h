@@ -140,6 +140,22 @@ size_t vtable_size(const struct vtree *vt);
 void vtable_encode(const struct vtree *vt, uint8_t *buf);
 int vtable_decode(struct vtree *vt, const uint8_t *buf, size_t len,
 		  struct vdelete_plan *pending, size_t *bad_at);
+/* The fallback when vtable_decode refuses a table (fsck pass 9 and the
+ * open, doc/format.md 17.4): the records that decode on their own are
+ * kept (a header and a CRC that are bad cost nothing more), the origin is
+ * made sound, labels the origin does not reach go, as do the dying
+ * labels unless they form a plan; snapshots without a tag or a usable
+ * name get one.  Returns the number of labels dropped or fixed; the tree
+ * may still break vtree_check's rules on ghosts and tags (vtree_repair's
+ * business). */
+unsigned vtable_salvage(struct vtree *vt, const uint8_t *buf, size_t len,
+			struct vdelete_plan *pending);
+/* The same on a tree already in memory (one that decodes but breaks
+ * the rules). */
+unsigned vtree_salvage(struct vtree *vt, struct vdelete_plan *pending);
+/* Snapshots whose names cannot be selected (empty, with a '/', the name
+ * of an earlier snapshot); fix: each given a fresh "lost-TAG-LABEL". */
+unsigned vtree_names_bad(struct vtree *vt, bool fix);
 /* Records the plan in the DYING labels (into, step), so that a delete
  * interrupted by a crash resumes from the table alone. */
 void vtree_plan_record(struct vtree *vt, const struct vdelete_plan *plan);

@@ -141,6 +141,11 @@ int tux3_version_select(struct tux3_volume *vol, const char *name)
 		return vol_error(vol, -ENOENT, TUX3_NONE, TUX3_NONE,
 				 TUX3_NONE, "snapshot %s: the volume has no "
 				 "snapshots", name);
+	if (vol->vt_bad)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_VTABLE_INO,
+				 TUX3_NONE, "snapshot %s: the version table "
+				 "is damaged, only the live version reads "
+				 "(run fsck.tux3)", name);
 	struct vtree *vt = vol->vt;
 	for (unsigned l = 1; l < vt->top; l++)
 		if (vtree_used(vt, l) && !vtree_ghost(vt, l) &&
@@ -175,5 +180,4 @@ const struct vinode_ops vinode_ops = {
 	.file_versioned = vfilemap_is_versioned,
 	.filemap_walk = vfilemap_walk_selected,
 	.table_save = table_save,
-	.drop_xattr = vinode_drop_xattr,
 };

@@ -49,11 +49,6 @@ int vinode_read_by_any(struct tux3_volume *vol, tux3_ino_t inum,
 int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
 		 const uint8_t *disk, unsigned dlen, const uint8_t *view,
 		 unsigned vlen, uint8_t **out, unsigned *olen);
-/* fsck's repair: atom's xattrs gone from every version (no atom
- * settling: the check engine counts the atoms' references itself). */
-int vinode_drop_xattr(struct tux3_volume *vol, tux3_ino_t inum,
-		      const uint8_t *disk, unsigned dlen, unsigned atom,
-		      uint8_t **out, unsigned *olen);
 int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
 			 const uint8_t *disk, unsigned dlen);
 /* inode_write_data, inode_truncate and inode_destroy of an inode
@@ -71,5 +66,10 @@ int vinode_apply_delete(struct tux3_volume *vol, tux3_ino_t inum,
 			const struct vdelete_plan *plan);
 /* fsck: the inode's element lists (attributes and data) repaired. */
 int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
+/* fsck pass 6: every version's XATTR attribute of an atom the table does
+ * not name dropped, without the version rules (which would hand the live
+ * version's value to a snapshot and count a reference the atom cannot
+ * take). */
+int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
 
 #endif

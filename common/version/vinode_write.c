@@ -352,6 +352,47 @@ int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum)
 	return rework(vol, inum, NULL);
 }
 
+int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom)
+{
+	struct vattrs x = { 0 };
+	uint8_t *disk = NULL, *buf = NULL;
+	unsigned dlen = 0, bad_at = 0, k = 0;
+	uint32_t key = VATTR_KEY(ATTR_XATTR, atom);
+	int err = itree_blob(vol, inum, &disk, &dlen);
+	if (err || !dlen)
+		goto out;
+	if ((err = vattrs_decode(disk, dlen, &x, &bad_at))) {
+		if (err == -EUCLEAN)
+			err = vol_error(vol, err, TUX3_NONE, inum, bad_at,
+					"inode %" PRIu64 ": attribute blob "
+					"damaged at byte %u", inum, bad_at);
+		goto out;
+	}
+	/* every version's element of the key, ABSENT markers included:
+	 * the atom names nothing, so no version can keep a value of it
+	 * (and the table holds no reference of it to give back) */
+	for (unsigned i = 0; i < x.n; i++) {
+		if (x.a[i].key == key)
+			free(x.a[i].data);
+		else
+			x.a[k++] = x.a[i];
+	}
+	if (k == x.n)
+		goto out;
+	x.n = k;
+	if (!(buf = malloc(dlen + 64))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	int n = vattrs_encode(&x, buf, dlen + 64);
+	err = n < 0 ? n : itree_store(vol, inum, buf, (unsigned)n);
+out:
+	vattrs_free(&x);
+	free(disk);
+	free(buf);
+	return err;
+}
+
 /* ---- a version's view stored back into every version's blob ---- */
 
 /* Non-absent XATTR attributes of atom: the references the atom table
@@ -528,39 +569,6 @@ int vinode_release_atoms(struct tux3_volume *vol, tux3_ino_t inum,
 	for (unsigned i = 0; i < x.n && !err; i++)
 		if (x.a[i].key >> 16 == ATTR_XATTR && !x.a[i].absent)
 			err = atom_put(vol, x.a[i].key & 0xffff);
-	vattrs_free(&x);
-	return err;
-}
-
-int vinode_drop_xattr(struct tux3_volume *vol, tux3_ino_t inum,
-		      const uint8_t *disk, unsigned dlen, unsigned atom,
-		      uint8_t **out, unsigned *olen)
-{
-	uint32_t key = VATTR_KEY(ATTR_XATTR, atom);
-	struct vattrs x = { 0 };
-	int err = vinode_decode(vol, inum, disk, dlen, &x);
-	unsigned k = 0;
-	for (unsigned i = 0; i < x.n && !err; i++) {
-		if (x.a[i].key == key)
-			free(x.a[i].data);
-		else
-			x.a[k++] = x.a[i];
-	}
-	x.n = k;
-	uint8_t *buf = err ? NULL : malloc(dlen + 64);
-	if (!err && !buf)
-		err = -ENOMEM;
-	if (!err) {
-		int n = vattrs_encode(&x, buf, dlen + 64);
-		if (n < 0)
-			err = n;
-		else
-			*olen = (unsigned)n;
-	}
-	if (!err)
-		*out = buf;
-	else
-		free(buf);
 	vattrs_free(&x);
 	return err;
 }

@@ -75,25 +75,32 @@ int vtable_read(struct tux3_volume *vol)
 	if ((err = inode_read(vol, &inode, buf, len, 0, &done)))
 		goto out;
 	err = vtable_decode(vol->vt, buf, done, vol->vpending, &bad_at);
-	if (err)
+	if (err) {
 		vol_error(vol, err, TUX3_NONE, TUX3_VTABLE_INO, bad_at,
 			  "version table (inode 3): a field out of range or "
 			  "a bad CRC at byte %zu", bad_at);
-	else if (vol->vt->bad_names)
+		/* the live version reads on through what the records
+		 * still say (the origin's reads need none of them) */
+		vol->vt_dropped = vtable_salvage(vol->vt, buf, done,
+						 vol->vpending);
+		vol->vt_bad = true;
+	} else if (vol->vt->bad_names) {
 		vol_warn(vol, "version table (inode 3): %u snapshot name%s "
-			 "without a terminating NUL, read cut to %u bytes "
-			 "(fsck.tux3 rewrites the table)", vol->vt->bad_names,
-			 vol->vt->bad_names == 1 ? "" : "s", VERSION_NAME_MAX);
+			 "empty, repeated or without a terminating NUL "
+			 "(fsck.tux3 renames them)", vol->vt->bad_names,
+			 vol->vt->bad_names == 1 ? "" : "s");
+	}
 out:
 	free(buf);
 	inode_free(&inode);
-	if (!err && !vol->vpending->count) {
+	bool kept = !err || vol->vt_bad;
+	if (kept && !vol->vpending->count) {
 		free(vol->vpending);
 		vol->vpending = NULL;
 	}
-	if (!err && vol->vpending)
+	if (kept && vol->vpending)
 		vol->vt->pending = vol->vpending;	/* read as it will be */
-	if (err)
+	if (!kept)
 		vtable_unload(vol);
 	return err;
 }
@@ -104,8 +111,9 @@ int vtable_open(struct tux3_volume *vol)
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
-		vol_warn(vol, "versions: %s; snapshots cannot be read (run "
-			 "fsck.tux3)", vol->error.what);
+		vol_warn(vol, "versions: %s; snapshots cannot be read%s (run "
+			 "fsck.tux3)", vol->error.what, vol->vt_bad ?
+			 ", the live version reads on" : "");
 		tux3_clear_error(vol);
 	}
 	return 0;
@@ -114,7 +122,7 @@ int vtable_open(struct tux3_volume *vol)
 int tux3_versions(struct tux3_volume *vol, tux3_version_fn fn, void *ctx)
 {
 	const struct vtree *vt = vol->vt;
-	if (!vt) {
+	if (!vt || vol->vt_bad) {
 		if (vtable_marked(vol))
 			return vol_error(vol, -EUCLEAN, TUX3_NONE,
 					 TUX3_VTABLE_INO, TUX3_NONE, "the volume "
@@ -181,6 +189,8 @@ int tux3_version_list(struct tux3_volume *vol,
 
 void vtable_unload(struct tux3_volume *vol)
 {
+	vol->vt_bad = false;
+	vol->vt_dropped = 0;
 	free(vol->vt);
 	free(vol->vpending);
 	vol->vt = NULL;
@@ -221,6 +231,8 @@ int vtable_save(struct tux3_volume *vol, const struct vtree *vt)
 	}
 	if (vol->vt != vt)
 		memcpy(vol->vt, vt, sizeof(*vt));
+	vol->vt_bad = false;	/* the table on disk decodes again */
+	vol->vt_dropped = 0;
 	memcpy(vol->super.magic, tux3_magic_versions, 8);
 	vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
 	vol->super_dirty = true;

@@ -242,21 +242,6 @@ int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 		      unsigned atom)
 {
 	struct inode inode;
-	if (vinode_applies(vol, inum)) {
-		/* every version's xattr of that atom: the merge of a view
-		 * would settle the atom's references, which pass 6 does */
-		uint8_t *disk = NULL, *out = NULL;
-		unsigned dlen = 0, olen = 0;
-		int err = itree_blob(vol, inum, &disk, &dlen);
-		if (!err)
-			err = vol->vops->drop_xattr(vol, inum, disk, dlen,
-						    atom, &out, &olen);
-		if (!err)
-			err = itree_store(vol, inum, out, olen);
-		free(disk);
-		free(out);
-		return err;
-	}
 	int err = inode_load(vol, inum, &inode);
 	if (err)
 		return err;

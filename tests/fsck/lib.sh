@@ -15,3 +15,13 @@ entry_offset() {
 		grep -obUa -- "$3" | head -1 | cut -d: -f1 |
 		awk '{ print $1 - 12 }'
 }
+
+# vtable_edit TUX3DEBUG IMAGE crc|nocrc OFFSET=HEXBYTES...: bytes of the
+# version table (inode 3) replaced, its CRC made good again with crc
+vtable_edit() {
+	_d=$1 _img=$2
+	shift 2
+	_b=$("$_d" -R "bmap <3> 0" "$_img") || return 1
+	[ "$_b" -gt 0 ] || return 1
+	python3 tests/fsck/vtable_edit.py "$_img" "$_b" "$@"
+}

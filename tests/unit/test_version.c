@@ -326,6 +326,12 @@ TEST(version_table_disk_form)
 			do_write(&m);
 	}
 	CHECK(m.vt.ghosts > 0);
+	/* every snapshot named, as on a volume (a snapshot without a
+	 * name cannot be selected: the decoder counts it in bad_names) */
+	for (unsigned l = 1; l < m.vt.top; l++)
+		if (vtree_used(&m.vt, l) && !vtree_ghost(&m.vt, l))
+			snprintf(m.vt.v[l].name, sizeof(m.vt.v[l].name),
+				 "s%u", l);
 	snprintf(m.vt.v[1].name, sizeof(m.vt.v[1].name), "monday");
 	size_t size = vtable_size(&m.vt);
 	vtable_encode(&m.vt, buf);
@@ -752,6 +758,55 @@ TEST(version_cycle_terminates)
 	CHECK(velist_heirs(&vt, e, 2, 0) <= VERSION_LABELS);
 	(void)velist_check(&vt, e, 2, NULL, NULL);
 	CHECK_EQ(velist_read(&vt, e, 2, 2), 0);	/* nearest: label 1 */
+}
+
+/* A table the decoder refuses: the salvage keeps the records that
+ * decode on their own, drops what the origin no longer reaches, and
+ * always leaves a tree whose origin is sound; on any bytes at all. */
+TEST(version_table_salvage)
+{
+	static struct vtree vt, back;
+	static struct vdelete_plan plan;
+	static uint8_t buf[VTABLE_HEADER + 8 * VTABLE_RECORD];
+	vtree_init(&vt);
+	int a = vtree_snapshot(&vt, 0, 7, 1);
+	int b = vtree_snapshot(&vt, (unsigned)a, 8, 2);
+	int c = vtree_snapshot(&vt, 0, 9, 3);	/* the root now; a below */
+	CHECK(a > 0 && b > 0 && c > 0);
+	snprintf(vt.v[a].name, sizeof(vt.v[a].name), "monday");
+	snprintf(vt.v[b].name, sizeof(vt.v[b].name), "tuesday");
+	snprintf(vt.v[c].name, sizeof(vt.v[c].name), "wednesday");
+	size_t size = vtable_size(&vt);
+	vtable_encode(&vt, buf);
+	/* the header's format gone: every record kept */
+	buf[5] = 0;
+	CHECK_EQ(vtable_decode(&back, buf, size, NULL, NULL), -EUCLEAN);
+	CHECK_EQ(vtable_salvage(&back, buf, size, &plan), 0);
+	CHECK_EQ(back.used, 4);
+	CHECK_EQ(vtree_check(&back, NULL, NULL), 0);
+	/* monday's flags broken: monday and tuesday below it go */
+	buf[VTABLE_HEADER + (size_t)a * VTABLE_RECORD + 3] = 9;
+	CHECK_EQ(vtable_salvage(&back, buf, size, &plan), 2);
+	CHECK_EQ(back.used, 2);
+	CHECK(vtree_used(&back, (unsigned)c) && !vtree_used(&back, (unsigned)b));
+	CHECK_EQ(vtree_check(&back, NULL, NULL), 0);
+	/* an empty name: renamed, the snapshot kept */
+	vtable_encode(&vt, buf);
+	memset(buf + VTABLE_HEADER + (size_t)c * VTABLE_RECORD + 24, 0, 8);
+	buf[12] ^= 1;
+	CHECK_EQ(vtable_salvage(&back, buf, size, &plan), 1);
+	CHECK(!strncmp(back.v[c].name, "lost-9-", 7));
+	/* random bytes: an origin-sound tree, whatever they are */
+	uint32_t x = 12345;
+	for (int round = 0; round < 200; round++) {
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			x = x * 1103515245u + 12345u;
+			buf[i] = (uint8_t)(x >> 16);
+		}
+		vtable_salvage(&back, buf, sizeof(buf), &plan);
+		CHECK(vtree_used(&back, 0) && !vtree_ghost(&back, 0));
+		CHECK_EQ(back.v[0].parent, VERSION_NONE);
+	}
 }
 
 int main(void)
