@@ -49,8 +49,7 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"superblock: the hint %s %" U " %s", 1,
 		"recompute it" },
 	[P1_SB2] = { "PASS1_SUPER_FROM_COPY", 1,
-		"primary superblock: %s; the secondary superblock at byte "
-		"1024 is whole%s", 0,
+		"%s; the secondary superblock at byte 1024 is whole%s", 0,
 		"restore the superblock from the secondary copy" },
 	[P1_MAGIC_NEAR] = { "PASS1_MAGIC_DAMAGED", 1,
 		"superblock magic is %s, %" U " bit%s away from %s, and every "

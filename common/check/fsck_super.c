@@ -343,8 +343,8 @@ static int features_refuted(struct fsck *f, const uint8_t *prim,
 		return NOT_MINE;
 	char why[200];
 	snprintf(why, sizeof(why), "unknown %s feature flags %#x, which the "
-		 "secondary superblock of the same commit does not have (the "
-		 "record changed outside a commit)", which, bits);
+		 "secondary superblock of the same or a later commit does not "
+		 "have (the record changed outside a commit)", which, bits);
 	if (!fsck_problem(f, P1_EXT_BAD, true, NULL,
 			  (uint64_t)TUX3_SB_OFFSET + SUPEREXT_OFFSET,
 			  (uint64_t)TUX3_SB_OFFSET + SUPEREXT_OFFSET +
@@ -490,8 +490,9 @@ static bool record_salvage(const uint8_t *r, bool crc_ok,
 	}
 	char uuid[37];
 	uuid_text(id->uuid, uuid);
-	snprintf(plan, len, "its UUID %s, label \"%s\"%s are still readable",
-		 uuid, id->label, crc_ok ? " and features" : "");
+	snprintf(plan, len, "its UUID %s%s label \"%s\"%s are still "
+		 "readable", uuid, crc_ok ? "," : " and", id->label,
+		 crc_ok ? " and features" : "");
 	return true;
 }
 

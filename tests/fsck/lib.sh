@@ -15,3 +15,10 @@ entry_offset() {
 		grep -obUa -- "$3" | head -1 | cut -d: -f1 |
 		awk '{ print $1 - 12 }'
 }
+
+# drop_copy IMAGE: zero the secondary superblock (bytes 1024..2559,
+# format.md 15.3), as on a volume made without sb_backup: pass 1 has no
+# copy to restore the primary from
+drop_copy() {
+	dd if=/dev/zero of="$1" bs=512 seek=2 count=3 conv=notrunc 2>/dev/null
+}

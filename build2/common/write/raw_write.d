@@ -1,0 +1,13 @@
+build2/common/write/raw_write.o: common/write/raw_write.c \
+ common/write/write.h common/core.h common/format/format.h common/io/io.h \
+ common/volume.h common/tux3.h common/io/record.h common/format/endian.h \
+ common/tux3_fields.h
+common/write/write.h:
+common/core.h:
+common/format/format.h:
+common/io/io.h:
+common/volume.h:
+common/tux3.h:
+common/io/record.h:
+common/format/endian.h:
+common/tux3_fields.h:

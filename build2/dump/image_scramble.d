@@ -1,0 +1,4 @@
+build2/dump/image_scramble.o: dump/image_scramble.c dump/image.h \
+ common/tux3.h
+dump/image.h:
+common/tux3.h:

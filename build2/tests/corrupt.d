@@ -1,0 +1,21 @@
+build2/tests/corrupt: tests/corrupt.c common/internal.h \
+ common/version/vinode.h common/write/write.h common/core.h \
+ common/format/format.h common/io/io.h common/volume.h common/tux3.h \
+ common/io/record.h common/format/endian.h common/version/version.h \
+ common/version/vfilemap.h common/version/vinode.h common/version/vleaf.h \
+ common/tux3_walk.h
+common/internal.h:
+common/version/vinode.h:
+common/write/write.h:
+common/core.h:
+common/format/format.h:
+common/io/io.h:
+common/volume.h:
+common/tux3.h:
+common/io/record.h:
+common/format/endian.h:
+common/version/version.h:
+common/version/vfilemap.h:
+common/version/vinode.h:
+common/version/vleaf.h:
+common/tux3_walk.h:

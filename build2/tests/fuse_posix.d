@@ -1,0 +1,1 @@
+build2/tests/fuse_posix: tests/fuse_posix.c

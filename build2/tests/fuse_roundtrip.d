@@ -1,0 +1,1 @@
+build2/tests/fuse_roundtrip: tests/fuse_roundtrip.c
