@@ -1,3 +1,0 @@
-build2/common/version/velist.o: common/version/velist.c \
- common/version/version.h
-common/version/version.h:

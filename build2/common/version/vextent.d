@@ -1,3 +1,0 @@
-build2/common/version/vextent.o: common/version/vextent.c \
- common/version/version.h
-common/version/version.h:

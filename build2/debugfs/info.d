@@ -1,7 +1,0 @@
-build2/debugfs/info.o: debugfs/info.c debugfs/debugfs.h common/tux3.h \
- common/tux3_walk.h common/tux3.h common/tux3_fields.h
-debugfs/debugfs.h:
-common/tux3.h:
-common/tux3_walk.h:
-common/tux3.h:
-common/tux3_fields.h:

@@ -1,6 +1,0 @@
-build2/debugfs/space.o: debugfs/space.c debugfs/debugfs.h common/tux3.h \
- common/tux3_walk.h common/tux3.h
-debugfs/debugfs.h:
-common/tux3.h:
-common/tux3_walk.h:
-common/tux3.h:

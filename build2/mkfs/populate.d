@@ -1,3 +1,0 @@
-build2/mkfs/populate.o: mkfs/populate.c mkfs/populate.h common/tux3.h
-mkfs/populate.h:
-common/tux3.h:

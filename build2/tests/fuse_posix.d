@@ -1,1 +1,0 @@
-build2/tests/fuse_posix: tests/fuse_posix.c

@@ -1,1 +1,0 @@
-build2/tests/fuse_roundtrip: tests/fuse_roundtrip.c
