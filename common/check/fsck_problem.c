@@ -50,6 +50,18 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P1_HINT] = { "PASS1_HINT", 1,
 		"superblock: the hint %s %" U " %s", 1,
 		"recompute it" },
+	[P1_SB2] = { "PASS1_SUPER_FROM_COPY", 1,
+		"%s; the secondary superblock at byte 1024 is whole%s", 0,
+		"restore the superblock from the secondary copy" },
+	[P1_MAGIC_NEAR] = { "PASS1_MAGIC_DAMAGED", 1,
+		"superblock magic is %s, %" U " bit%s away from %s, and every "
+		"other field is valid", 0, "restore the magic" },
+	[P1_RECOMPUTE] = { "PASS1_FIELD_RECOMPUTE", 1,
+		"%s; no secondary superblock to take it from, but %s", 0,
+		"recompute the field" },
+	[P1_EXT_NEWER] = { "PASS1_EXTENSION_NEWER", 1,
+		"superblock extension record (bytes %" U "..%" U "): %s; "
+		"written by a newer tool, left as it is", 0, NULL },
 	/* ---- pass 2: log ---- */
 	[P2_LOG_BAD] = { "PASS2_LOG_BAD", 2,
 		"log block %" U " (%" U " of %" U "): %s; %s", 0,

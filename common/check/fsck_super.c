@@ -56,64 +56,329 @@ void fsck_close_super(struct tux3_volume *vol)
 		tux3_close(vol);
 }
 
+/* ---- the secondary superblock (format.md 15.3) ---- */
+
+/* What pass 1 knows of the secondary copy, and the repair it is to
+ * write once the volume is closed (the open holds the device's lock). */
+struct sbcopy {
+	bool ok;		/* decodes, and an open would accept it */
+	bool ext;		/* ... with an extension record */
+	uint8_t raw[TUX3_SB_LEN];
+	uint8_t fix[TUX3_SB_LEN];	/* the repaired superblock area */
+	unsigned from, len;		/* the bytes of it to write */
+};
+
+/*
+ * Would an open accept the superblock area raw on this device: its
+ * fields (super_check), and an extension record that decodes with
+ * features this build knows?  0, or <0 with why filled.  *ext says
+ * whether raw holds a record.
+ */
+static int super_usable(struct fsck *f, const uint8_t *raw, bool *ext,
+			char *why, size_t len)
+{
+	struct tux3_volume *v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	tux3_clear_error(v);
+	int err = dev_open(&v->dev, f->path, false, why, len);
+	if (err) {
+		free(v);
+		return err;
+	}
+	memcpy(v->sbraw, raw, TUX3_SB_LEN);
+	super_decode(v->sbraw, &v->super);
+	if ((err = super_check(v))) {
+		tux3_error_text(v, why, len);
+	} else {
+		struct tux3_identity id;
+		struct superext_seal seal;
+		int r = superext_decode(v->sbraw, &id, &seal, why, len);
+		if (r < 0)
+			err = r;
+		else if (r == 1 &&
+			 ((id.incompat & ~SUPEREXT_INCOMPAT_KNOWN) ||
+			  (id.ro_compat & ~SUPEREXT_RO_COMPAT_KNOWN)))
+			err = -EOPNOTSUPP;
+		if (ext)
+			*ext = r == 1;
+	}
+	tux3_close(v);
+	return err;
+}
+
+/* Read the secondary copy: c->ok when it decodes (magic, CRC, version)
+ * and an open would accept it on this device. */
+static void copy_load(struct fsck *f, struct device *dev, struct sbcopy *c)
+{
+	uint8_t buf[SB2_LEN];
+	char why[200];
+	c->ok = c->ext = false;
+	if (dev_pread(dev, buf, SB2_LEN, SB2_OFFSET) ||
+	    sb2_decode(buf, c->raw, why, sizeof(why)))
+		return;
+	c->ok = !super_usable(f, c->raw, &c->ext, why, sizeof(why));
+}
+
+/* The superblock's fields, superblock-relative, for telling which of
+ * them differ between the primary and the copy. */
+static const struct { unsigned off, len; } sb_fields[] = {
+	{ 0, 8 }, { 8, 8 }, { 16, 8 }, { 24, 2 }, { 26, 6 }, { 32, 8 },
+	{ 40, 8 }, { 48, 8 }, { 56, 8 }, { 64, 8 }, { 72, 8 }, { 80, 4 },
+	{ 84, 4 }, { 88, 8 }, { 96, 4 }, { 100, 412 },
+	{ SUPEREXT_OFFSET, SUPEREXT_SIZE },
+};
+
+/* Does the copy differ from the primary in the field at off alone?  The
+ * copy is then of the same commit (a reference commit changes several
+ * fields and never the copy), and the field is damage. */
+static bool copy_agrees(const uint8_t *prim, const uint8_t *copy,
+			unsigned off)
+{
+	for (size_t i = 0; i < sizeof(sb_fields) / sizeof(sb_fields[0]); i++) {
+		unsigned o = sb_fields[i].off, n = sb_fields[i].len;
+		if (memcmp(prim + o, copy + o, n) &&
+		    (off < o || off >= o + n))
+			return false;
+	}
+	return true;
+}
+
+/* The copy's extension record, rather than the primary's: the copy
+ * holds one this build reads, it differs, and it is of the primary's
+ * commit or a later one (every writer that keeps SB_BACKUP writes the
+ * copy first, with the same bytes; a record with a bad CRC has no
+ * commit number to trust). */
+static bool copy_record_wins(const uint8_t *prim, const struct sbcopy *c,
+			     bool prim_crc_ok)
+{
+	const uint8_t *p = prim + SUPEREXT_OFFSET;
+	const uint8_t *q = c->raw + SUPEREXT_OFFSET;
+	if (!c->ok || !c->ext || !memcmp(p, q, SUPEREXT_SIZE))
+		return false;
+	return !prim_crc_ok || be64(q + 112) >= be64(p + 112);
+}
+
+enum { NOT_MINE, REPORTED, FIXED };
+
+/* Bytes from..from+len-1 of raw are to be written over the primary
+ * (by write_fix, once the volume is closed). */
+static int write_super(struct sbcopy *c, const uint8_t *raw, unsigned from,
+		       unsigned len)
+{
+	if (raw != c->fix)
+		memcpy(c->fix, raw, TUX3_SB_LEN);
+	c->from = from;
+	c->len = len;
+	return FIXED;
+}
+
+/* The repair write_super planned: a fix made, or an operational error. */
+static int write_fix(struct fsck *f, struct sbcopy *c)
+{
+	int err = repair_super_area(f->path, c->fix, c->from, c->len, f->msg,
+				    sizeof(f->msg));
+	fsck_fixed(f, err);
+	return err;
+}
+
+/* Restore the whole primary (both sectors) from the copy when the
+ * field at off is what the open refused and the copy agrees with the
+ * primary everywhere else (anything goes for a primary without a Tux3
+ * magic, as with fsck.tux3 -b). */
+static int from_copy(struct fsck *f, const uint8_t *prim,
+		     struct sbcopy *c, unsigned off, const char *what)
+{
+	bool nomagic = !tux3_magic_ok(prim);
+	if (!c->ok || !(nomagic || copy_agrees(prim, c->raw, off)))
+		return NOT_MINE;
+	if (!fsck_problem(f, P1_SB2, true, NULL, what, nomagic ? "" :
+			  " and agrees with the primary in every other field"))
+		return REPORTED;
+	return write_super(c, c->raw, 0, SB2_COPY);
+}
+
+/* Bits that differ between two 8-byte magics. */
+static unsigned magic_distance(const uint8_t *a, const uint8_t *b)
+{
+	unsigned d = 0;
+	for (int i = 0; i < 8; i++)
+		d += (unsigned)__builtin_popcount((unsigned)(a[i] ^ b[i]));
+	return d;
+}
+
+static void magic_hex(const uint8_t *m, char hex[17])
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", m[i]);
+}
+
+/* A magic a bit or two from one this build knows, everything else
+ * valid: a flipped bit, not another file system. */
+static int magic_near(struct fsck *f, const uint8_t *prim, struct sbcopy *c)
+{
+	const uint8_t *known[] = { tux3_magic_2014, tux3_magic_versions };
+	uint8_t *raw = c->fix;
+	char why[200], have[17], want[17];
+	for (size_t i = 0; i < 2; i++) {
+		unsigned d = magic_distance(prim, known[i]);
+		if (d > 2)
+			continue;
+		memcpy(raw, prim, TUX3_SB_LEN);
+		memcpy(raw, known[i], 8);
+		if (super_usable(f, raw, NULL, why, sizeof(why)))
+			return NOT_MINE;
+		magic_hex(prim, have);
+		magic_hex(known[i], want);
+		if (!fsck_problem(f, P1_MAGIC_NEAR, true, NULL, have,
+				  (uint64_t)d, d == 1 ? "" : "s", want))
+			return REPORTED;
+		return write_super(c, raw, 0, 8);
+	}
+	return NOT_MINE;
+}
+
+/* Without a copy, a field later passes recompute anyway: set to a
+ * valid value they start from.  The orphan table emptied (its orphans
+ * are unlinked inodes pass 5 finds again; its blocks pass 8 frees),
+ * usedinodes (pass 8 counts the inodes), atomdictsize at its limit
+ * (pass 6 cuts it back to the dictionary's last block). */
+static int recompute(struct fsck *f, const uint8_t *prim, unsigned off,
+		     const char *what, struct sbcopy *c)
+{
+	uint8_t *raw = c->fix;
+	char why[200];
+	const char *how;
+	memcpy(raw, prim, TUX3_SB_LEN);
+	switch (off) {
+	case 48:
+		put_be64(raw + 48, 0);
+		how = "an empty orphan table is safe (later passes find its "
+		      "orphans as unlinked inodes)";
+		break;
+	case 56:
+		put_be64(raw + 56, TUX3_NORMAL_INO);
+		how = "pass 8 counts the inodes in use";
+		break;
+	case 72:
+		put_be64(raw + 72, ATOM_REFCOUNT_BASE);
+		how = "pass 6 finds the atom dictionary's end";
+		break;
+	default:
+		return NOT_MINE;
+	}
+	if (super_usable(f, raw, NULL, why, sizeof(why)))
+		return NOT_MINE;
+	if (!fsck_problem(f, P1_RECOMPUTE, true, NULL, what, how))
+		return REPORTED;
+	return write_super(c, raw, off, 8);
+}
+
+/* The field at fault (superblock-relative offset off) reported with its
+ * own problem code: nothing to repair it from. */
+static void report_field(struct fsck *f, const struct tux3_volume *v,
+			 unsigned off, const char *what)
+{
+	const struct disksuper *sb = &v->super;
+	char hex[17];
+	switch (off) {
+	case 0:
+		magic_hex(sb->magic, hex);
+		fsck_problem(f, P1_MAGIC, false, NULL, hex);
+		break;
+	case 24:
+		fsck_problem(f, P1_BLOCKSIZE, false, NULL,
+			     (uint64_t)sb->blockbits);
+		break;
+	case 32:
+		if (sb->volblocks <= TUX3_MAX_BLOCK &&
+		    sb->volblocks > v->reserved_blocks + 1)
+			fsck_problem(f, P1_VOLSIZE, false,
+				     FSCK_AT(.have = v->dev.size >>
+					     sb->blockbits,
+					     .want = sb->volblocks),
+				     sb->volblocks,
+				     v->dev.size >> sb->blockbits);
+		else
+			fsck_problem(f, P1_GEOMETRY, false, NULL,
+				     sb->volblocks);
+		break;
+	case 40: case 48:
+		fsck_problem(f, P1_ROOT, false, NULL, what);
+		break;
+	case 88: case 96:
+		fsck_problem(f, P1_LOG_CHAIN, false, NULL, what);
+		break;
+	default:
+		fsck_problem(f, P1_SUPER_BAD, false, NULL, what);
+		break;
+	}
+}
+
+/* A field the open refused: from the secondary copy if it has the same
+ * commit, else recomputed when it can be, else reported as it is. */
+static int refused_field(struct fsck *f, const struct tux3_volume *v,
+			 struct sbcopy *c)
+{
+	const char *what = v->error.what;
+	unsigned off = v->error.offset == TUX3_NONE ? 0 :
+		       (unsigned)(v->error.offset - TUX3_SB_OFFSET);
+	int r = from_copy(f, v->sbraw, c, off, what);
+	if (r == NOT_MINE && off == 0)
+		r = magic_near(f, v->sbraw, c);
+	if (r == NOT_MINE)
+		r = recompute(f, v->sbraw, off, what, c);
+	if (r == NOT_MINE)
+		report_field(f, v, off, what);
+	return r;
+}
+
+/* Feature bits the copy of the same commit does not have: the record
+ * changed outside a commit (damage), restored from the copy. */
+static int features_refuted(struct fsck *f, const uint8_t *prim,
+			    struct sbcopy *c, const char *which,
+			    uint32_t bits)
+{
+	if (!copy_record_wins(prim, c, true))
+		return NOT_MINE;
+	char why[200];
+	snprintf(why, sizeof(why), "unknown %s feature flags %#x, which the "
+		 "secondary superblock of the same or a later commit does not "
+		 "have (the record changed outside a commit)", which, bits);
+	if (!fsck_problem(f, P1_EXT_BAD, true, NULL,
+			  (uint64_t)TUX3_SB_OFFSET + SUPEREXT_OFFSET,
+			  (uint64_t)TUX3_SB_OFFSET + SUPEREXT_OFFSET +
+			  SUPEREXT_SIZE - 1, why,
+			  "the secondary copy at byte 1024 holds it whole"))
+		return REPORTED;
+	return write_super(c, c->raw, SUPEREXT_OFFSET, SUPEREXT_SIZE);
+}
+
 /*
  * The superblock was refused: take it apart again on the superblock
  * alone to find which check failed (super_check names the field's byte
- * offset), and report that.  Returns 0, or <0 for an operational error.
+ * offset), and repair it from the secondary copy or recompute it when
+ * that can be done, else report it.  Returns FIXED when the primary was
+ * rewritten (pass 1 opens it again), else 0; <0 for an operational
+ * error.
  */
-static int classify_refusal(struct fsck *f, int open_err)
+static int classify_refusal(struct fsck *f, int open_err, struct sbcopy *c)
 {
 	char msg[sizeof(f->msg)];
 	struct tux3_volume *v;
-	int err;
+	int err, r = 0;
 
 	snprintf(msg, sizeof(msg), "%s", f->msg);
 	err = fsck_open_super(f, &v);
 	if (err && !v)
 		return err;
 	f->msg[0] = 0;
-	const struct disksuper *sb = &v->super;
+	copy_load(f, &v->dev, c);
 	if (err && v->error.offset == TUX3_SB_OFFSET &&
 	    v->error.err != -EUCLEAN) {
 		fsck_problem(f, P1_SUPER_BAD, false, NULL, v->error.what);
 	} else if (err) {
-		const char *what = v->error.what;
-		switch (v->error.offset == TUX3_NONE ? 0 :
-			v->error.offset - TUX3_SB_OFFSET) {
-		case 0: {
-			char hex[17];
-			for (int i = 0; i < 8; i++)
-				snprintf(hex + 2 * i, 3, "%02x", sb->magic[i]);
-			fsck_problem(f, P1_MAGIC, false, NULL, hex);
-			break;
-		}
-		case 24:
-			fsck_problem(f, P1_BLOCKSIZE, false, NULL,
-				     (uint64_t)sb->blockbits);
-			break;
-		case 32:
-			if (sb->volblocks <= TUX3_MAX_BLOCK &&
-			    sb->volblocks > v->reserved_blocks + 1)
-				fsck_problem(f, P1_VOLSIZE, false,
-					     FSCK_AT(.have = v->dev.size >>
-						     sb->blockbits,
-						     .want = sb->volblocks),
-					     sb->volblocks,
-					     v->dev.size >> sb->blockbits);
-			else
-				fsck_problem(f, P1_GEOMETRY, false, NULL,
-					     sb->volblocks);
-			break;
-		case 40: case 48:
-			fsck_problem(f, P1_ROOT, false, NULL, what);
-			break;
-		case 88: case 96:
-			fsck_problem(f, P1_LOG_CHAIN, false, NULL, what);
-			break;
-		default:
-			fsck_problem(f, P1_SUPER_BAD, false, NULL, what);
-			break;
-		}
+		r = refused_field(f, v, c);
 	} else {
 		/* the fields are sound: the extension record's features
 		 * refused it */
@@ -122,19 +387,22 @@ static int classify_refusal(struct fsck *f, int open_err)
 		char why[160];
 		int ext = superext_decode(v->sbraw, &id, &seal, why,
 					  sizeof(why));
-		if (ext == 1 && (id.incompat & ~SUPEREXT_INCOMPAT_KNOWN))
-			fsck_problem(f, P1_FEATURES, false, NULL,
-				     (uint64_t)(id.incompat &
-						~SUPEREXT_INCOMPAT_KNOWN));
-		else if (ext == 1 && open_err == -EROFS)
+		uint32_t inc = id.incompat & ~SUPEREXT_INCOMPAT_KNOWN;
+		uint32_t ro = id.ro_compat & ~SUPEREXT_RO_COMPAT_KNOWN;
+		if (ext == 1 && inc &&
+		    !(r = features_refuted(f, v->sbraw, c, "incompatible",
+					   inc)))
+			fsck_problem(f, P1_FEATURES, false, NULL, (uint64_t)inc);
+		else if (ext == 1 && !inc && open_err == -EROFS &&
+			 !(r = features_refuted(f, v->sbraw, c, "read-only",
+						ro)))
 			fsck_problem(f, P1_RO_FEATURES, false, NULL,
-				     (uint64_t)(id.ro_compat &
-						~SUPEREXT_RO_COMPAT_KNOWN));
-		else
+				     (uint64_t)ro);
+		else if (ext != 1)
 			fsck_problem(f, P1_SUPER_BAD, false, NULL, msg);
 	}
 	fsck_close_super(v);
-	return 0;
+	return r < 0 ? r : r == FIXED ? FIXED : 0;
 }
 
 /* A fresh random (version 4) UUID. */
@@ -173,15 +441,73 @@ static bool label_readable(const uint8_t *l)
 	return all_zero(l + n, TUX3_LABEL_MAX - n);
 }
 
+/* The UUID in its usual text form. */
+static void uuid_text(const uint8_t *u, char out[37])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
+		 u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+		 u[14], u[15]);
+}
+
+/* Could a newer tool have written this record (its CRC good)?  A
+ * later version at least our size, or ours grown; never a version
+ * below 1 or a size below ours, nor one past the superblock area. */
+static bool record_newer(unsigned version, unsigned size)
+{
+	if (size > TUX3_SB_LEN - SUPEREXT_OFFSET)
+		return false;
+	return (version > SUPEREXT_VERSION && size >= SUPEREXT_SIZE) ||
+	       (version == SUPEREXT_VERSION && size > SUPEREXT_SIZE);
+}
+
+/*
+ * What can be kept of a damaged record r, in id: with a good CRC (only
+ * its version or size impossible) every field, features this build
+ * knows included; with a bad one the identity when the frame holds and
+ * it looks sane (features are not kept: a damaged record cannot vouch
+ * for them).  plan says what is kept.  Returns false when nothing is.
+ */
+static bool record_salvage(const uint8_t *r, bool crc_ok,
+			   struct tux3_identity *id, char *plan, size_t len)
+{
+	bool keep = be32(r) == SUPEREXT_MAGIC && !all_zero(r + 24, 16) &&
+		    label_readable(r + 40) &&
+		    (crc_ok || (be16(r + 4) == SUPEREXT_VERSION &&
+				be16(r + 6) == SUPEREXT_SIZE));
+	if (!keep) {
+		snprintf(plan, len, "its UUID and label are lost (a new UUID "
+			 "will be made)");
+		return false;
+	}
+	memcpy(id->uuid, r + 24, 16);
+	memcpy(id->label, r + 40, TUX3_LABEL_MAX);
+	id->mkfs_time_ns = (int64_t)be64(r + 104);
+	if (crc_ok) {
+		id->compat = be32(r + 8) & SUPEREXT_COMPAT_KNOWN;
+		id->ro_compat = be32(r + 12) & SUPEREXT_RO_COMPAT_KNOWN;
+		id->incompat = be32(r + 16) & SUPEREXT_INCOMPAT_KNOWN;
+	}
+	char uuid[37];
+	uuid_text(id->uuid, uuid);
+	snprintf(plan, len, "its UUID %s%s label \"%s\"%s are still "
+		 "readable", uuid, crc_ok ? "," : " and", id->label,
+		 crc_ok ? " and features" : "");
+	return true;
+}
+
 /*
  * The extension record (superblock bytes 512..1023).  All zero means
- * none (volumes of the reference mkfs): fine.  Otherwise it must decode;
- * a damaged one is rewritten from what is known: the UUID, label and
- * mkfs time when the record's frame (magic, version, size) still holds
- * and they look sane, else a fresh UUID and no label.  A record with a
- * good CRC but an unknown version or size is a newer tool's: left alone.
+ * none (volumes of the reference mkfs): fine.  Otherwise it must decode.
+ * A damaged one is taken from the secondary copy when that holds it
+ * (written at once: FIXED, pass 1 opens the volume again), else
+ * rewritten from what can be read of it (pass 2 puts it on the volume).
+ * A record with a good CRC that a newer tool could have written (a
+ * later version, a larger size) is left alone; a version below 1 or a
+ * size below ours no tool writes: damage.
  */
-static void check_extension(struct fsck *f, const uint8_t *sbraw)
+static int check_extension(struct fsck *f, const uint8_t *sbraw,
+			   struct sbcopy *c)
 {
 	const uint8_t *r = sbraw + SUPEREXT_OFFSET;
 	uint64_t from = TUX3_SB_OFFSET + SUPEREXT_OFFSET;
@@ -191,55 +517,38 @@ static void check_extension(struct fsck *f, const uint8_t *sbraw)
 	char why[160], plan[200];
 
 	if (superext_decode(sbraw, &id, &seal, why, sizeof(why)) >= 0)
-		return;
+		return 0;
 	bool framed = be32(r) == SUPEREXT_MAGIC;
 	bool crc_ok = framed && be32(r + SUPEREXT_CRC_OFFSET) ==
 				tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET);
-	if (crc_ok) {
-		/* its own CRC vouches for it: a version we do not know */
-		fsck_problem(f, P1_EXT_BAD, false, NULL,
-			     from, to, why, "written by a newer tool, left as "
-			     "it is");
-		return;
+	if (copy_record_wins(sbraw, c, crc_ok)) {
+		if (!fsck_problem(f, P1_EXT_BAD, true, NULL, from, to, why,
+				  "the secondary copy at byte 1024 holds it "
+				  "whole"))
+			return REPORTED;
+		return write_super(c, c->raw, SUPEREXT_OFFSET, SUPEREXT_SIZE);
+	}
+	if (crc_ok && record_newer(be16(r + 4), be16(r + 6))) {
+		fsck_problem(f, P1_EXT_NEWER, false, NULL, from, to, why);
+		return REPORTED;
 	}
 	memset(&id, 0, sizeof(id));
 	id.present = 1;
 	id.version = SUPEREXT_VERSION;
-	bool keep = framed && be16(r + 4) == SUPEREXT_VERSION &&
-		    be16(r + 6) == SUPEREXT_SIZE && !all_zero(r + 24, 16) &&
-		    label_readable(r + 40);
-	if (keep) {
-		/* features are not kept: a damaged record cannot vouch for
-		 * them, and every bit this build knows is 0 */
-		memcpy(id.uuid, r + 24, 16);
-		memcpy(id.label, r + 40, TUX3_LABEL_MAX);
-		id.mkfs_time_ns = (int64_t)be64(r + 104);
-		char uuid[37];
-		snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x"
-			 "-%02x%02x-%02x%02x%02x%02x%02x%02x", id.uuid[0],
-			 id.uuid[1], id.uuid[2], id.uuid[3], id.uuid[4],
-			 id.uuid[5], id.uuid[6], id.uuid[7], id.uuid[8],
-			 id.uuid[9], id.uuid[10], id.uuid[11], id.uuid[12],
-			 id.uuid[13], id.uuid[14], id.uuid[15]);
-		snprintf(plan, sizeof(plan), "its UUID %s and label \"%s\" "
-			 "are still readable", uuid, id.label);
-	} else {
-		snprintf(plan, sizeof(plan), "its UUID and label are lost (a "
-			 "new UUID will be made)");
-	}
-	if (!fsck_problem(f, P1_EXT_BAD, true, NULL,
-			  from, to, why, plan))
-		return;
+	bool keep = record_salvage(r, crc_ok, &id, plan, sizeof(plan));
+	if (!fsck_problem(f, P1_EXT_BAD, true, NULL, from, to, why, plan))
+		return REPORTED;
 	if (!keep) {
 		int err = new_uuid(id.uuid);
 		if (err) {
 			fsck_fixed(f, err);
-			return;
+			return err;
 		}
 	}
 	/* written by the final commit (pass 2 puts it on the volume) */
 	f->ext_ident = id;
 	f->ext_rewrite = true;
+	return REPORTED;
 }
 
 /*
@@ -265,17 +574,12 @@ static void check_hints(struct fsck *f, const struct tux3_volume *vol)
 		f->hints_rewrite = true;
 }
 
-int fsck_pass1(struct fsck *f)
+/* The volume opened: its superblock warnings, the extension record,
+ * the hints and unknown ro_compat features.  FIXED when the primary was
+ * rewritten from the copy (opened again), else 0, or <0. */
+static int check_open(struct fsck *f, struct tux3_volume *vol,
+		      struct sbcopy *c)
 {
-	struct tux3_volume *vol;
-	int err = tux3_open_err(f->path, TUX3_OPEN_NOREPLAY, &vol, f->msg,
-				sizeof(f->msg));
-	if (err) {
-		if (!fsck_open_damage(err))
-			return err;
-		f->unusable = true;
-		return classify_refusal(f, err);
-	}
 	/* Of the no-replay open's warnings only the superblock's own are
 	 * problems: trees the log has yet to build are the format's normal
 	 * state between unifies (pass 2 replays and checks them), and the
@@ -284,18 +588,61 @@ int fsck_pass1(struct fsck *f)
 		if (tux3_warning_source(vol, i) == TUX3_WARN_SUPER)
 			fsck_problem(f, P1_SUPER_WARNING, false, NULL,
 				     tux3_warning(vol, i));
-	check_extension(f, vol->sbraw);
+	copy_load(f, &vol->dev, c);
+	int r = check_extension(f, vol->sbraw, c);
+	if (r == FIXED || r < 0)
+		goto out;
 	check_hints(f, vol);
 	/* unknown ro_compat features: this build cannot vouch for the
-	 * volume, so both modes report it (exit 4); a check goes on
+	 * volume, so both modes report it (exit 4), unless the copy of
+	 * the same commit shows them to be damage; a check goes on
 	 * reading, a repair writes nothing */
 	uint32_t ro = vol->ident.present ?
 		      vol->ident.ro_compat & ~SUPEREXT_RO_COMPAT_KNOWN : 0;
-	if (ro) {
+	if (ro && (r = features_refuted(f, vol->sbraw, c, "read-only",
+					ro)) == NOT_MINE) {
 		fsck_problem(f, P1_RO_FEATURES, false, NULL, (uint64_t)ro);
 		if (fsck_repairing(f))
 			f->unusable = true;
+	} else if (ro && r == REPORTED && fsck_repairing(f)) {
+		f->unusable = true;
 	}
-	tux3_close(vol);
-	return 0;
+out:
+	return r == FIXED ? FIXED : r < 0 ? r : 0;
+}
+
+/*
+ * Pass 1.  A repair of the superblock made here is written at once (no
+ * open accepts the volume before it, so no delta can carry it), and the
+ * volume is opened again; at most once per kind of repair, so a repair
+ * that did not take cannot loop.
+ */
+int fsck_pass1(struct fsck *f)
+{
+	struct sbcopy *c = malloc(sizeof(*c));
+	int r = 0;
+	if (!c)
+		return -ENOMEM;
+	for (int round = 0; ; round++) {
+		struct tux3_volume *vol;
+		int err = tux3_open_err(f->path, TUX3_OPEN_NOREPLAY, &vol,
+					f->msg, sizeof(f->msg));
+		if (err) {
+			if (!fsck_open_damage(err)) {
+				r = err;
+				break;
+			}
+			r = classify_refusal(f, err, c);
+		} else {
+			r = check_open(f, vol, c);
+			tux3_close(vol);
+		}
+		if (r == FIXED && (r = write_fix(f, c)) == 0 && round < 3)
+			continue;
+		if (err && r >= 0)
+			f->unusable = true;
+		break;
+	}
+	free(c);
+	return r < 0 ? r : 0;
 }

@@ -172,6 +172,12 @@ void repair_reset_for_log_rebuild(struct tux3_volume *vol,
 				  const struct disksuper *sb);
 void repair_log_rebuilt(struct tux3_volume *vol);
 void repair_keep_log_fields(struct tux3_volume *vol);
+/* Pass 1, before any open succeeds: bytes from..from+len-1 of the
+ * superblock area (sbraw, TUX3_SB_LEN bytes) written in place and
+ * flushed, for a superblock no open accepts (restored from the
+ * secondary copy, or a field recomputed).  msg says why on failure. */
+int repair_super_area(const char *path, const uint8_t *sbraw, unsigned from,
+		      unsigned len, char *msg, size_t msglen);
 /* Pass 1's new extension record, written with the superblock. */
 void repair_set_ident(struct tux3_volume *vol,
 		      const struct tux3_identity *ident);

@@ -25,3 +25,10 @@ vtable_edit() {
 	[ "$_b" -gt 0 ] || return 1
 	python3 tests/fsck/vtable_edit.py "$_img" "$_b" "$@"
 }
+
+# drop_copy IMAGE: zero the secondary superblock (bytes 1024..2559,
+# format.md 15.3), as on a volume made without sb_backup: pass 1 has no
+# copy to restore the primary from
+drop_copy() {
+	dd if=/dev/zero of="$1" bs=512 seek=2 count=3 conv=notrunc 2>/dev/null
+}

@@ -75,6 +75,9 @@ run exit-1 1 "$fsck" -fy "$work/c.img" &&
 # ---- an unknown read-only feature: -n and -y say the same (exit 4), and
 # -y writes nothing ----
 cp "$base" "$work/ro.img"
+# no secondary superblock (bytes 1024..2559) to show the bit to be damage:
+# a newer tool's volume
+dd if=/dev/zero of="$work/ro.img" bs=512 seek=2 count=3 conv=notrunc 2>/dev/null
 if "$dbg" -w -R "set_super -c ext.ro_compat 0x100" "$work/ro.img" \
 	> /dev/null 2>&1; then
 	cp "$work/ro.img" "$work/ro0.img"
