@@ -64,6 +64,14 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"log block %" U " (%" U " of %" U "): %s; it comes before the "
 		"unify mark (in log block %" U "), so replay skips its records",
 		0, "begin the log after it" },
+	[P2_BITMAP_BAD] = { "PASS2_BITMAP_UNREADABLE", 2,
+		"after replay, the bitmap inode (1) cannot be read: %s", 0,
+		"read it past the damaged index node (pass 3 repairs the inode "
+		"table)" },
+	[P2_ORPHANS_BAD] = { "PASS2_ORPHANS_UNREADABLE", 2,
+		"after replay, the orphan table cannot be read: %s", 0,
+		"keep the orphans that can be read (pass 3 cuts the damage out; "
+		"pass 5 finds the lost orphans)" },
 	/* ---- pass 3: trees ---- */
 	[P3_STRUCT_BAD] = { "PASS3_STRUCT_BAD", 3,
 		"%s tree root: %s", 0, NULL },
