@@ -22,10 +22,11 @@
  * Not repaired, with the reason in the message: the root of the inode
  * table (the whole table would go), a cut that would empty it, and a
  * subtree holding inodes below 64 (bitmap, countmap, atom table, root
- * directory: the volume cannot do without them).  In practice damage of
- * the leftmost path or the root stops the open already (replay reads the
- * bitmap inode through it; see pass 2), and so does any damage of the
- * orphan table (read whole at open); both are handled here all the same.
+ * directory: the volume cannot do without them).  Damage on the way to
+ * the bitmap inode, and any damage of the orphan table (read whole at
+ * open), stop the open; pass 2 then offers to read past it
+ * (PASS2_BITMAP_UNREADABLE, PASS2_ORPHANS_UNREADABLE), and the damage is
+ * repaired here.
  * What a repair makes reachable again (the kept entries of a rebuilt
  * node) is walked once more, so its own damage is found in this run.
  */
