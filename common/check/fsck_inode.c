@@ -1633,9 +1633,7 @@ static int clear_inode(struct p4 *p, tux3_ino_t inum)
 	if (!err) {
 		uint64_t used = vol->super.usedinodes;
 		repair_set_usedinodes(vol, used ? used - 1 : 0);
-		/* an orphan that goes away is no orphan any more */
-		if (orphan_has(&vol->orphans, inum))
-			err = orphan_forget(vol, inum);
+		err = fsck_inodes_gone(vol, inum, inum + 1);
 	}
 	inode_free(&inode);
 	return err;

@@ -171,6 +171,9 @@ int64_t fsck_bitmap_set(struct tux3_volume *vol, uint64_t block,
 			uint64_t count, bool set);
 int fsck_bitmap_touch(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int fsck_release_orphans(struct tux3_volume *vol);
+/* Inodes [lo, hi) were removed by a repair: their orphan records go
+ * too (the rule for every repair that removes an inode). */
+int fsck_inodes_gone(struct tux3_volume *vol, tux3_ino_t lo, tux3_ino_t hi);
 /* Commit the repairs with a unify. */
 int fsck_commit(struct tux3_volume *vol);
 
