@@ -156,7 +156,8 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"directory inode %" U " cannot be read", 0, NULL },
 	[P5_NO_ROOT] = { "PASS5_NO_ROOT", 5,
 		"the root directory (inode 63) is missing or not a directory",
-		0, NULL },
+		0, "make an empty root directory (what it named goes to "
+		"/lost+found)" },
 	[P5_ENTRY_BAD] = { "PASS5_ENTRY_BAD", 5,
 		"directory %" U " block %" U ": %s", 0,
 		"clear the block from the damaged entry to its end" },
