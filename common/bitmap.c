@@ -35,6 +35,21 @@ int bitmap_init(struct tux3_volume *vol)
 	return err;
 }
 
+/*
+ * bitmap_init for fsck's salvage: the bitmap inode read past damage of
+ * the inode table's index nodes (inode_load_salvage; fsck's pass 3 then
+ * repairs them).  Called after a bitmap_init that failed on the inode.
+ */
+int bitmap_init_salvage(struct tux3_volume *vol)
+{
+	if (!vol->bitmap.chunks || !vol->bitmap.dirty)
+		return -ENOMEM;
+	tux3_clear_error(vol);
+	int err = inode_load_salvage(vol, TUX3_BITMAP_INO, &vol->bitmap_inode);
+	vol->has_bitmap_inode = !err;
+	return err;
+}
+
 void bitmap_free(struct bitmap *bm)
 {
 	for (size_t i = 0; i < bm->nchunks && bm->chunks; i++)

@@ -146,6 +146,9 @@ static inline int inode_room(struct tux3_volume *vol, tux3_ino_t inum)
 int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 	       unsigned *len);
 int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode);
+/* inode_load past damage of the itree's index nodes (fsck's salvage). */
+int inode_load_salvage(struct tux3_volume *vol, tux3_ino_t inum,
+		       struct inode *inode);
 /* The same for a directory: -ENOTDIR (nothing held) for another kind. */
 int inode_load_dir(struct tux3_volume *vol, tux3_ino_t ino, struct inode *dir);
 void inode_free(struct inode *inode);
@@ -182,6 +185,9 @@ void atable_free(struct atom_table *at);
 
 /* ---- bitmap.c ---- */
 int bitmap_init(struct tux3_volume *vol);
+/* After a bitmap_init that failed on the bitmap inode: read it with
+ * inode_load_salvage (fsck). */
+int bitmap_init_salvage(struct tux3_volume *vol);
 void bitmap_free(struct bitmap *bm);
 /* returns 1 set, 0 clear, <0 error */
 int bitmap_test(struct tux3_volume *vol, uint64_t block);
@@ -207,6 +213,9 @@ bool orphan_del(struct orphan_set *s, tux3_ino_t inum);
 bool orphan_has(const struct orphan_set *s, tux3_ino_t inum);
 int otree_load(struct tux3_volume *vol, struct orphan_set *s);
 int orphans_resolve(struct tux3_volume *vol);
+/* orphans_resolve keeping what a damaged orphan table's readable leaves
+ * hold (fsck). */
+int orphans_resolve_salvage(struct tux3_volume *vol);
 void orphan_set_free(struct orphan_set *s);
 
 /* ---- replay.c ---- */

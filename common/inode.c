@@ -181,6 +181,68 @@ int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode)
 	return err;
 }
 
+/*
+ * inode_load for a damaged inode table (fsck's salvage of the state
+ * after replay): the index nodes on the way down are trusted only for
+ * the entry followed (magic, a count within the block, a child inside
+ * the volume), so that damage elsewhere in a node, which the probe
+ * refuses whole, does not hide this inode.  The leaf itself must pass
+ * its checks.  No version view: for the internal inodes.
+ */
+int inode_load_salvage(struct tux3_volume *vol, tux3_ino_t inum,
+		       struct inode *inode)
+{
+	uint64_t block = vol->iroot.block;
+	const uint8_t *blob;
+	unsigned len;
+	int err;
+
+	memset(inode, 0, sizeof(*inode));
+	if (!inum || inum >= TUX3_KEY_LIMIT || !vol->iroot.depth ||
+	    vol->iroot.depth > TUX3_MAX_DEPTH)
+		return vol_error(vol, -EUCLEAN, TUX3_NONE, inum, TUX3_NONE,
+				 "inode %" PRIu64 ": no inode table to find "
+				 "it in", inum);
+	uint8_t *buf = malloc(vol->blocksize);
+	if (!buf)
+		return -ENOMEM;
+	for (unsigned level = 0; level + 1 < vol->iroot.depth; level++) {
+		if ((err = vol_read_block(vol, block, buf)))
+			goto out;
+		unsigned count = bnode_count(buf);
+		if (be16(buf) != TUX3_MAGIC_BNODE || !count ||
+		    count > bnode_capacity(vol->blocksize)) {
+			err = vol_error(vol, -EUCLEAN, block, inum, TUX3_NONE,
+					"bnode: not an index node on the way to "
+					"inode %" PRIu64, inum);
+			goto out;
+		}
+		uint64_t child = bnode_child(buf, bnode_lookup(buf, inum));
+		if (!vol_block_valid(vol, child) ||
+		    child < vol->reserved_blocks) {
+			err = vol_error(vol, -EUCLEAN, block, inum, TUX3_NONE,
+					"bnode: the entry for inode %" PRIu64
+					" points outside the volume", inum);
+			goto out;
+		}
+		block = child;
+	}
+	if ((err = vol_read_block(vol, block, buf)) ||
+	    (err = ileaf_check(vol, buf, block, 0, TUX3_KEY_LIMIT,
+			       TUX3_MAGIC_ILEAF)))
+		goto out;
+	ileaf_blob(buf, vol->blocksize, inum, &blob, &len);
+	if (!len) {
+		err = vol_error(vol, -ENOENT, block, inum, TUX3_NONE,
+				"inode %" PRIu64 " is not in its leaf", inum);
+		goto out;
+	}
+	err = inode_from_blob(vol, inum, blob, len, block, inode);
+out:
+	free(buf);
+	return err;
+}
+
 int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blobp,
 	       unsigned *lenp)
 {

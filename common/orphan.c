@@ -99,6 +99,60 @@ int orphans_resolve(struct tux3_volume *vol)
 	return 0;
 }
 
+/* fsck's salvage of a damaged orphan table: what the readable leaves
+ * hold, a record of the wrong size skipped, a damaged node or leaf
+ * passed by (fsck's pass 3 cuts it out; the orphans it held are found
+ * as unreachable inodes). */
+static int oleaf_salvage(void *ctx, struct btree *bt, uint64_t blocknr,
+			 const uint8_t *leaf, uint64_t lo, uint64_t hi)
+{
+	struct orphan_set *s = ctx;
+	uint64_t ibase = ileaf_ibase(leaf);
+	(void)blocknr; (void)lo; (void)hi;
+
+	for (unsigned k = 0; k < ileaf_count(leaf); k++) {
+		const uint8_t *blob;
+		unsigned len;
+		ileaf_blob(leaf, bt->vol->blocksize, ibase + k, &blob, &len);
+		if (len != 2 || be16(blob) != 0)
+			continue;
+		int err = orphan_add(s, ibase + k);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int otree_pass_by(void *ctx, struct btree *bt, int level,
+			 uint64_t blocknr, int err)
+{
+	(void)ctx; (void)level; (void)blocknr;
+	tux3_clear_error(bt->vol);
+	return err == -ENOMEM ? err : 0;
+}
+
+int orphans_resolve_salvage(struct tux3_volume *vol)
+{
+	static const struct btree_visit visit = { .leaf = oleaf_salvage,
+						  .bad = otree_pass_by };
+	struct btree bt = { .vol = vol, .root = vol->oroot, .ops = &otree_ops };
+	int err = 0;
+
+	orphan_set_free(&vol->orphans);
+	tux3_clear_error(vol);
+	if (vol->super.oroot)
+		err = btree_traverse(&bt, &visit, &vol->orphans);
+	if (err == -ENOMEM)
+		return err;
+	tux3_clear_error(vol);
+	for (unsigned i = 0; i < vol->otree_deletes.count; i++)
+		orphan_del(&vol->orphans, vol->otree_deletes.inums[i]);
+	for (unsigned i = 0; i < vol->log_orphans.count; i++)
+		if ((err = orphan_add(&vol->orphans, vol->log_orphans.inums[i])))
+			return err;
+	return 0;
+}
+
 unsigned tux3_orphan_count(const struct tux3_volume *vol)
 {
 	return vol->orphans.count;

@@ -206,6 +206,7 @@ struct dict_fix {
 	size_t ndel;
 	bool gen;
 	uint32_t newgen;
+	bool make_table;		/* inode 4 made again, empty */
 };
 
 static int u64_push(uint64_t **v, size_t *n, uint64_t x)
@@ -288,6 +289,8 @@ static int dict_apply(struct pass6 *p, struct dict_fix *fx)
 {
 	struct tux3_volume *vol = p->vol;
 	int err = 0;
+	if (fx->make_table)
+		err = repair_make_internal(vol, TUX3_ATABLE_INO);
 	if (fx->size)
 		repair_set_atomdictsize(vol, fx->newsize);
 	for (size_t i = 0; i < fx->nrewrite && !err; i++)
@@ -507,16 +510,30 @@ static int dict_salvage(struct pass6 *p)
 	}
 	if (db.size) {
 		struct inode atable;
-		if ((err = inode_load(vol, TUX3_ATABLE_INO, &atable))) {
+		err = inode_load(vol, TUX3_ATABLE_INO, &atable);
+		if (err == -ENOENT) {
+			/* gone (its leaf cut out, or cleared): made again
+			 * empty, every atom's name lost with it */
+			tux3_clear_error(vol);
+			err = 0;
+			if (dict_problem(p, &fx, true, "the atom table (inode "
+					 "4) is missing: every atom's name is "
+					 "lost")) {
+				fx.make_table = fx.size = fx.gen = true;
+				fx.newsize = 0;
+				fx.newgen = 1;
+			}
+		} else if (err) {
 			if (err == -ENOMEM)
 				return err;
 			tux3_clear_error(vol);
 			dict_problem(p, &fx, false, "the atom table (inode 4) "
 				     "cannot be read: %s", strerror(-err));
 			return 1;
+		} else {
+			err = scan_blocks(p, &fx, &db, &atable, &maxatom);
+			inode_free(&atable);
 		}
-		err = scan_blocks(p, &fx, &db, &atable, &maxatom);
-		inode_free(&atable);
 	}
 	free(db.recs);
 	if (err) {

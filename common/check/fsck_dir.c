@@ -312,6 +312,11 @@ static int ns_round(struct fsck *f, struct declined *declined)
 				r = fsck_set_nlink(f->vol, p->inum,
 						   (uint32_t)p->want);
 				break;
+			case TUX3_NS_NO_ROOT:
+				/* the next round finds everything unreachable
+				 * and connects it to /lost+found */
+				r = repair_make_root(f->vol);
+				break;
 			default:
 				break;
 			}

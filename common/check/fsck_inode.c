@@ -771,6 +771,24 @@ static int p1_extent(struct dwalk *w, uint64_t logical, uint64_t physical,
 	return 0;
 }
 
+/*
+ * Can the data map of the inode being walked be rebuilt from what is
+ * readable?  Any file's can; of the internal inodes, the atom table's
+ * (inode 4: ordinary file data, what is lost becomes a hole, whose atoms
+ * pass 6 then finds without a name).  Not the bitmap's or countmap's:
+ * the volume reads them through their map until the unify rewrites
+ * them, and not the version table's (pass 9's).  Not the atom table's
+ * either on a volume with versions: dropping the xattrs of the atoms
+ * lost goes through the version layer's reference accounting, which
+ * refuses an atom without a name (-EINVAL: the run would stop).
+ */
+static bool map_mendable(const struct p4 *p)
+{
+	if (!p->cur.internal)
+		return true;
+	return p->cur.inum == TUX3_ATABLE_INO && !vtable_marked(p->vol);
+}
+
 static int p1_outside(struct dwalk *w, uint64_t logical, uint64_t physical,
 		      uint64_t count)
 {
@@ -778,7 +796,7 @@ static int p1_outside(struct dwalk *w, uint64_t logical, uint64_t physical,
 	p->cur.data_bad = true;
 	if (p->cur.quiet || p->cur.symlink)
 		return 0;	/* a symlink is told whole (p1_type) */
-	want(p, fsck_problem(p->f, P4_EXTENT_OUTSIDE, !p->cur.internal,
+	want(p, fsck_problem(p->f, P4_EXTENT_OUTSIDE, map_mendable(p),
 			     FSCK_AT(.inum = w->inum, .block = physical,
 				     .count = count),
 			     w->inum, physical, count, logical), F_REBUILD);
@@ -791,7 +809,7 @@ static int p1_bad(struct dwalk *w, uint64_t block, const char *what)
 	p->cur.data_bad = true;
 	if (p->cur.quiet || p->cur.symlink)
 		return 0;	/* a symlink is told whole (p1_type) */
-	want(p, fsck_problem(p->f, P4_DTREE_BAD, !p->cur.internal,
+	want(p, fsck_problem(p->f, P4_DTREE_BAD, map_mendable(p),
 			     FSCK_AT(.inum = w->inum, .block = block),
 			     w->inum, block, what), F_REBUILD);
 	return p->f->stop ? -ECANCELED : 0;
@@ -1620,9 +1638,7 @@ static int clear_inode(struct p4 *p, tux3_ino_t inum)
 	if (!err) {
 		uint64_t used = vol->super.usedinodes;
 		repair_set_usedinodes(vol, used ? used - 1 : 0);
-		/* an orphan that goes away is no orphan any more */
-		if (orphan_has(&vol->orphans, inum))
-			err = orphan_forget(vol, inum);
+		err = fsck_inodes_gone(vol, inum, inum + 1);
 	}
 	inode_free(&inode);
 	return err;

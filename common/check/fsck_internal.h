@@ -39,7 +39,7 @@ enum fsck_problem_id {
 	P1_EXT_NEWER,
 	/* pass 2 */
 	P2_LOG_BAD, P2_REPLAY_FAILED, P2_LOGCOUNT, P2_STATE_BAD,
-	P2_LOG_PREMARK,
+	P2_LOG_PREMARK, P2_BITMAP_BAD, P2_ORPHANS_BAD,
 	/* pass 3 */
 	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD, P3_NODE_ENTRIES, P3_DEPTH,
 	P3_TWICE,
@@ -110,6 +110,9 @@ struct fsck {
 					 * to write (P1_EXT_BAD) ... */
 	bool ext_rewrite;		/* ... when set */
 	bool hints_rewrite;		/* pass 1 -> 2: P1_HINT answered yes */
+	/* pass 2: what of the state after replay is read past damage
+	 * (fsck_log.c's replay: FSCK_SALVAGE_*) */
+	unsigned salvage;
 	uint8_t *shadow;	/* pass 3/4: one bit per referenced block */
 	/* from pass 4 to pass 8: blocks referenced but free in the bitmap,
 	 * held in use so that no repair allocates them; let go by
@@ -177,6 +180,9 @@ int fsck_pass7(struct fsck *f);
 int fsck_pass8(struct fsck *f);
 int fsck_pass9(struct fsck *f);
 int fsck_shield_off(struct fsck *f);
+
+/* Pass 2: the state after replay read past damage (fsck_log.c). */
+enum { FSCK_SALVAGE_BITMAP = 1, FSCK_SALVAGE_ORPHANS = 2 };
 /* Frees what the passes kept in struct fsck. */
 void fsck_inode_state_free(struct fsck *f);
 
@@ -205,6 +211,9 @@ int64_t fsck_bitmap_set(struct tux3_volume *vol, uint64_t block,
 			uint64_t count, bool set);
 int fsck_bitmap_touch(struct tux3_volume *vol, uint64_t block, uint64_t count);
 int fsck_release_orphans(struct tux3_volume *vol);
+/* Inodes [lo, hi) were removed by a repair: their orphan records go
+ * too (the rule for every repair that removes an inode). */
+int fsck_inodes_gone(struct tux3_volume *vol, tux3_ino_t lo, tux3_ino_t hi);
 /* Commit the repairs with a unify. */
 int fsck_commit(struct tux3_volume *vol);
 

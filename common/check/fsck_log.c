@@ -266,6 +266,67 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 enum replay_step { STEP_OPEN, STEP_LOAD, STEP_REPLAY, STEP_BITMAP,
 		   STEP_ORPHANS };
 
+/* ---- the state after replay: the bitmap inode and the orphan table ---- */
+
+/* The bitmap inode as the open reads it, or, once the repair was
+ * accepted (P2_BITMAP_BAD), past damage of the inode table's index
+ * nodes on the way to it, which pass 3 then repairs. */
+static int state_bitmap(struct fsck *f, struct tux3_volume *vol)
+{
+	int err = bitmap_init(vol);
+	if (err && err != -ENOMEM && (f->salvage & FSCK_SALVAGE_BITMAP))
+		err = bitmap_init_salvage(vol);
+	return err;
+}
+
+/* The orphans as the open reads them, or, once the repair was accepted
+ * (P2_ORPHANS_BAD), those the readable part of the orphan table holds
+ * and the log's; pass 3 cuts the damaged part out, and an orphan lost
+ * with it is an inode of link count 0 that no directory names, which
+ * pass 5 connects to /lost+found. */
+static int state_orphans(struct fsck *f, struct tux3_volume *vol)
+{
+	int err = orphans_resolve(vol);
+	if (err && err != -ENOMEM && (f->salvage & FSCK_SALVAGE_ORPHANS))
+		err = orphans_resolve_salvage(vol);
+	return err;
+}
+
+/* Can the bitmap inode be read past the damage?  Tried on rv, the
+ * replay that failed on it (its bitmap state is thrown away with it). */
+static bool bitmap_salvageable(struct tux3_volume *rv)
+{
+	struct inode inode;
+	int err = inode_load_salvage(rv, TUX3_BITMAP_INO, &inode);
+	tux3_clear_error(rv);
+	if (err)
+		return false;
+	inode_free(&inode);
+	return true;
+}
+
+/*
+ * The replay went through but what it leads to cannot be read: the
+ * bitmap inode (through the inode table) or the orphan table.  Offer
+ * to read past the damage (later passes repair it).  Returns 1 when
+ * the answer was yes (open again), 0 when the run must stop.
+ */
+static int state_unreadable(struct fsck *f, struct tux3_volume *rv,
+			    enum replay_step step, const char *text)
+{
+	bool bitmap = step == STEP_BITMAP;
+	unsigned flag = bitmap ? FSCK_SALVAGE_BITMAP : FSCK_SALVAGE_ORPHANS;
+	/* asked once: if reading past the damage failed too, that's it */
+	bool fixable = !(f->salvage & flag) && fsck_repairing(f) &&
+		       (!bitmap || bitmap_salvageable(rv));
+	if (!fsck_problem(f, bitmap ? P2_BITMAP_BAD : P2_ORPHANS_BAD, fixable,
+			  NULL, text))
+		return 0;
+	f->salvage |= flag;
+	fsck_fixed(f, 0);
+	return 1;
+}
+
 /*
  * Open the volume without replay, then replay it as volume_load does,
  * but with logchain, logcount and roots taken from sb: the state a
@@ -302,13 +363,13 @@ static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
 	if ((err = replay_stage1(vol)))
 		return err;
 	*step = STEP_BITMAP;
-	if ((err = bitmap_init(vol)))
+	if ((err = state_bitmap(f, vol)))
 		return err;
 	*step = STEP_REPLAY;
 	if ((err = replay_stage2(vol)))
 		return err;
 	*step = STEP_ORPHANS;
-	if ((err = orphans_resolve(vol)))
+	if ((err = state_orphans(f, vol)))
 		return err;
 	repair_log_rebuilt(vol);
 	return 0;
@@ -661,11 +722,9 @@ static int open_failed(struct fsck *f, struct scan *s,
 	else
 		tux3_error_text(rv, text, sizeof(text));
 	if (step == STEP_BITMAP || step == STEP_ORPHANS) {
+		err = state_unreadable(f, rv, step, text);
 		tux3_close(rv);
-		fsck_problem(f, P2_STATE_BAD, false, NULL,
-			     step == STEP_BITMAP ? "the bitmap inode (1)" :
-			     "the orphan table", text);
-		return 0;
+		return err;
 	}
 	/* the log: the block the library names, or the oldest damage the
 	 * scan found within the cycle if that is older */

@@ -78,6 +78,14 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"log block %" U " (%" U " of %" U "): %s; it comes before the "
 		"unify mark (in log block %" U "), so replay skips its records",
 		0, "begin the log after it" },
+	[P2_BITMAP_BAD] = { "PASS2_BITMAP_UNREADABLE", 2,
+		"after replay, the bitmap inode (1) cannot be read: %s", 0,
+		"read it past the damaged index node (pass 3 repairs the inode "
+		"table)" },
+	[P2_ORPHANS_BAD] = { "PASS2_ORPHANS_UNREADABLE", 2,
+		"after replay, the orphan table cannot be read: %s", 0,
+		"keep the orphans that can be read (pass 3 cuts the damage out; "
+		"pass 5 finds the lost orphans)" },
 	/* ---- pass 3: trees ---- */
 	[P3_STRUCT_BAD] = { "PASS3_STRUCT_BAD", 3,
 		"%s tree root: %s", 0, NULL },
@@ -162,7 +170,8 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"directory inode %" U " cannot be read", 0, NULL },
 	[P5_NO_ROOT] = { "PASS5_NO_ROOT", 5,
 		"the root directory (inode 63) is missing or not a directory",
-		0, NULL },
+		0, "make an empty root directory (what it named goes to "
+		"/lost+found)" },
 	[P5_ENTRY_BAD] = { "PASS5_ENTRY_BAD", 5,
 		"directory %" U " block %" U ": %s", 0,
 		"clear the block from the damaged entry to its end" },

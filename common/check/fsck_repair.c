@@ -278,6 +278,27 @@ int fsck_bitmap_touch(struct tux3_volume *vol, uint64_t block, uint64_t count)
 	return 0;
 }
 
+/* The one rule for every repair that removes inodes (pass 3 cutting a
+ * subtree of the inode table, pass 4 clearing one): an orphan record
+ * left behind would name an inode that no longer exists, which the next
+ * check reports (PASS7_ORPHAN_GONE), so it goes with the inode. */
+int fsck_inodes_gone(struct tux3_volume *vol, tux3_ino_t lo, tux3_ino_t hi)
+{
+	unsigned i = 0;
+	while (i < tux3_orphan_count(vol)) {
+		tux3_ino_t inum = tux3_orphan(vol, i);
+		if (inum < lo || inum >= hi) {
+			i++;
+			continue;
+		}
+		/* forgetting takes it off the list: index i is the next */
+		int err = orphan_forget(vol, inum);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int fsck_release_orphans(struct tux3_volume *vol)
 {
 	int err = 0;

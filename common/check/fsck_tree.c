@@ -22,10 +22,11 @@
  * Not repaired, with the reason in the message: the root of the inode
  * table (the whole table would go), a cut that would empty it, and a
  * subtree holding inodes below 64 (bitmap, countmap, atom table, root
- * directory: the volume cannot do without them).  In practice damage of
- * the leftmost path or the root stops the open already (replay reads the
- * bitmap inode through it; see pass 2), and so does any damage of the
- * orphan table (read whole at open); both are handled here all the same.
+ * directory: the volume cannot do without them).  Damage on the way to
+ * the bitmap inode, and any damage of the orphan table (read whole at
+ * open), stop the open; pass 2 then offers to read past it
+ * (PASS2_BITMAP_UNREADABLE, PASS2_ORPHANS_UNREADABLE), and the damage is
+ * repaired here.
  * What a repair makes reachable again (the kept entries of a rebuilt
  * node) is walked once more, so its own damage is found in this run.
  */
@@ -374,6 +375,26 @@ out:
 	return err;
 }
 
+/* A cut: the subtree goes, and with an inode table's subtree the
+ * inodes of its key range go, their orphan records with them (the rule
+ * of fsck_inodes_gone).  The range is the cut entry's, at edit. */
+static int cut_out(struct tux3_volume *vol, const struct tree_fix *x,
+		   const struct tree_loc *loc, int edit, uint8_t *buf)
+{
+	uint64_t lo = edit >= 0 ? loc->lo[edit] : 0, hi = x->hi;
+	if (edit >= 0 && loc->index[edit] + 1 < loc->count[edit]) {
+		/* up to the next entry's key at the level that loses one */
+		if (!vol_read_block(vol, loc->block[edit], buf))
+			hi = bnode_key(buf, loc->index[edit] + 1);
+		else
+			tux3_clear_error(vol);
+	}
+	int err = apply_cut(vol, x->tree, loc, edit, buf);
+	if (err || x->tree != TUX3_TREE_ITREE)
+		return err;
+	return fsck_inodes_gone(vol, lo, hi);
+}
+
 static int add_fix(struct pass3 *p, const struct tree_fix *fix)
 {
 	if (p->nfix == p->capfix) {
@@ -524,7 +545,7 @@ static int apply_fixes(struct pass3 *p)
 					    x->lo, x->hi, p->buf);
 		else if (!err && plan_cut(x->tree, &loc, &edit, why,
 					  sizeof(why)))
-			err = apply_cut(vol, x->tree, &loc, edit, p->buf);
+			err = cut_out(vol, x, &loc, edit, p->buf);
 		else if (!err)
 			err = -EUCLEAN;	/* earlier cuts left it alone */
 		if (err == -ENOENT || err == -EUCLEAN) {

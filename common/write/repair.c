@@ -320,6 +320,59 @@ void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes)
 	vol->super_dirty = true;
 }
 
+/* ---- passes 5 and 6: internal inodes made again ---- */
+
+/* One more inode in use (the commit writes the count). */
+static void usedinodes_inc(struct tux3_volume *vol)
+{
+	vol->super.usedinodes++;
+	vol->super_dirty = true;
+}
+
+/* A missing root directory made again, empty, as mkfs makes it (mode
+ * 040755, owned by root, two links): pass 5 then connects what it named
+ * to /lost+found.  A root that is there but unusable is replaced (its
+ * blocks go to pass 8). */
+int repair_make_root(struct tux3_volume *vol)
+{
+	struct inode root = {
+		.inum = TUX3_ROOT_INO,
+		.present = 1u << ATTR_MODE_OWNER | 1u << ATTR_CTIME_SIZE |
+			   1u << ATTR_LINK_COUNT | 1u << ATTR_MTIME,
+		.mode = 0040755, .nlink = 2,
+	};
+	struct inode old;
+	bool existed = !inode_load(vol, TUX3_ROOT_INO, &old);
+	if (existed)
+		inode_free(&old);
+	tux3_clear_error(vol);
+	root.ctime = root.mtime = vol_now(vol);
+	int err = inode_store(vol, &root);
+	if (!err && !existed)
+		usedinodes_inc(vol);
+	return err;
+}
+
+/* A missing internal file (the atom table) made again, empty: mode 0,
+ * one link, the largest size, as mkfs and the first unify make them. */
+int repair_make_internal(struct tux3_volume *vol, tux3_ino_t inum)
+{
+	struct inode inode;
+	struct inode old;
+	bool existed = !inode_load(vol, inum, &old);
+	if (existed)
+		inode_free(&old);
+	tux3_clear_error(vol);
+	int err = internal_inode(vol, inum, &inode);
+	if (err)
+		return err;
+	err = inode_store(vol, &inode);
+	inode_free(&inode);
+	if (!err && !existed)
+		usedinodes_inc(vol);
+	return err;
+}
+
 /* ---- pass 9: the version marks ---- */
 
 /* A volume has versions when its superblock has the versions magic and

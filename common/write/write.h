@@ -208,6 +208,10 @@ int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
 void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
 void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
+/* An empty root directory (pass 5), an empty internal file (pass 6: the
+ * atom table), made again when missing. */
+int repair_make_root(struct tux3_volume *vol);
+int repair_make_internal(struct tux3_volume *vol, tux3_ino_t inum);
 /* Pass 1's recomputed hints: the superblock written at the commit. */
 void repair_super_rewrite(struct tux3_volume *vol);
 /* Pass 9: the versions magic and feature bit, both on or both off. */
