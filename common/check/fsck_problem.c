@@ -64,6 +64,13 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"log block %" U " (%" U " of %" U "): %s; it comes before the "
 		"unify mark (in log block %" U "), so replay skips its records",
 		0, "begin the log after it" },
+	[P2_LOG_SALVAGE] = { "PASS2_LOG_SALVAGE", 2,
+		"log block %" U " (%" U " of %" U "): %s; %s; %s", 0,
+		"replay what the log still holds" },
+	[P2_REPLAY_SALVAGE] = { "PASS2_REPLAY_SALVAGE", 2,
+		"log replay failed at log block %" U " (%" U " of %" U "): %s; "
+		"%s; %s", 0, "replay what the log still holds, skipping the "
+		"records that do not apply" },
 	/* ---- pass 3: trees ---- */
 	[P3_STRUCT_BAD] = { "PASS3_STRUCT_BAD", 3,
 		"%s tree root: %s", 0, NULL },
