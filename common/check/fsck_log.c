@@ -313,6 +313,11 @@ static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
 	*step = STEP_ORPHANS;
 	if ((err = orphans_resolve(vol)))
 		return err;
+	/* the version table, as the open reads it after replay: the
+	 * no-replay open read it from the unreplayed trees (on a volume
+	 * with snapshots, inodes read without it come out wrong) */
+	if ((err = vtable_open(vol)))
+		return err;
 	repair_log_rebuilt(vol);
 	return 0;
 }
