@@ -263,8 +263,17 @@ static void salvage_keep_newer(struct tux3_volume *vol, unsigned stop)
 	memmove(vol->log, vol->log + stop + 1, kept * sizeof(*vol->log));
 	memset(vol->log + kept, 0, (stop + 1) * sizeof(*vol->log));
 	vol->logcount = kept;
-	if (vol->unify_index >= 0)
-		vol->unify_index -= (int)stop + 1;
+	vol->unify_index = vol->unify_index > (int)stop ?
+			   vol->unify_index - (int)stop - 1 : -1;
+	/* the gaps found in the blocks kept, renumbered with them */
+	struct replay_salvage *sv = &vol->salvage;
+	unsigned n = 0;
+	for (unsigned g = 0; g < sv->ngaps; g++)
+		if (sv->gaps[g].index > stop) {
+			sv->gaps[n] = sv->gaps[g];
+			sv->gaps[n++].index -= stop + 1;
+		}
+	sv->ngaps = n;
 }
 
 int replay_load_log(struct tux3_volume *vol)
