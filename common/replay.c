@@ -276,6 +276,92 @@ static void salvage_keep_newer(struct tux3_volume *vol, unsigned stop)
 	sv->ngaps = n;
 }
 
+/* Salvage: does chronological block 'need - 1' on, read from block b,
+ * make a chain of exactly need log blocks (valid headers, none already
+ * in seen) that begins the cycle: the last one is mkfs's (link 0), or a
+ * UNIFY is among them? */
+static bool salvage_chain_from(struct tux3_volume *vol,
+			       const struct blockset *seen, uint64_t b,
+			       uint32_t need, uint8_t *buf)
+{
+	struct blockset path = { 0 };
+	bool ok = false, unify = false;
+	for (uint32_t k = 0; k < need; k++) {
+		struct loghead h;
+		struct logrec rec;
+		char why[128];
+		if (b < vol->reserved_blocks || b >= vol->volblocks ||
+		    blockset_has(seen, b) || blockset_add(&path, b) <= 0 ||
+		    dev_pread(&vol->dev, buf, vol->blocksize,
+			      b << vol->blockbits) ||
+		    log_decode_head(buf, vol->blocksize, &h, why, sizeof(why)))
+			break;
+		unsigned end = LOG_HEADER_SIZE + h.bytes, size;
+		for (unsigned off = LOG_HEADER_SIZE; off < end && !unify;
+		     off += size) {
+			if (!(size = log_decode_record(buf, off, end, &rec)))
+				break;
+			unify = rec.code == LOG_UNIFY;
+		}
+		if (k + 1 == need)
+			ok = !h.logchain || unify;
+		b = h.logchain;
+	}
+	blockset_free(&path);
+	return ok;
+}
+
+/* The largest volume whose blocks salvage looks through for a lost
+ * link of the log chain. */
+#define BRIDGE_MAX_BLOCKS (1ULL << 22)
+
+/*
+ * Salvage: the link to chronological block need - 1 is lost (a damaged
+ * header, or a link outside the volume or back into the chain).  Look
+ * through the volume for the one block that continues the chain: a log
+ * block from which exactly the need blocks the superblock's logcount
+ * leaves make a chain that begins the cycle.  1 and *found when exactly
+ * one does, 0 when none or several, <0.
+ */
+static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
+			  uint32_t need, uint64_t *found)
+{
+	if (vol->volblocks > BRIDGE_MAX_BLOCKS)
+		return 0;
+	uint8_t *buf = malloc(vol->blocksize);
+	unsigned matches = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t b = vol->reserved_blocks;
+	     b < vol->volblocks && matches < 2; b++) {
+		if (dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
+		    be16(buf) != TUX3_MAGIC_LOG || blockset_has(seen, b) ||
+		    !salvage_chain_from(vol, seen, b, need, buf))
+			continue;
+		*found = b;
+		matches++;
+	}
+	free(buf);
+	return matches == 1;
+}
+
+/* Salvage: is the chain broken at link 'chain' (read after a block
+ * whose header was damaged when newer_bad_head)? */
+static bool salvage_link_lost(struct tux3_volume *vol,
+			      const struct blockset *seen, uint64_t chain,
+			      bool newer_bad_head)
+{
+	uint8_t head[2];
+	if (chain < vol->reserved_blocks || chain >= vol->volblocks ||
+	    blockset_has(seen, chain))
+		return true;
+	if (!newer_bad_head)
+		return false;
+	/* a damaged header's link is trusted only to another log block */
+	return dev_pread(&vol->dev, head, 2, chain << vol->blockbits) ||
+	       be16(head) != TUX3_MAGIC_LOG;
+}
+
 int replay_load_log(struct tux3_volume *vol)
 {
 	uint32_t logcount = vol->super.logcount;
@@ -289,7 +375,7 @@ int replay_load_log(struct tux3_volume *vol)
 		return 0;
 	/* LOG_CRC: the newest 'verify' blocks carry our CRC (sealed only) */
 	uint32_t verify = log_crc_trusted(vol);
-	bool newer_bad_head = false;
+	bool newer_bad_head = false, bridged = false;
 	uint32_t at = logcount;		/* the block being loaded */
 	vol->log = calloc(logcount, sizeof(*vol->log));
 	if (!vol->log)
@@ -300,6 +386,19 @@ int replay_load_log(struct tux3_volume *vol)
 		uint64_t from = i + 1 < logcount ? vol->log[i + 1].blocknr :
 			        TUX3_NONE;
 		at = i;
+		/* salvage: a lost link is looked for once */
+		if (vol->salvage.on && !bridged &&
+		    salvage_link_lost(vol, &seen, chain, newer_bad_head)) {
+			bridged = true;
+			err = salvage_bridge(vol, &seen, i + 1, &chain);
+			if (err < 0)
+				break;
+			if (err) {
+				vol->salvage.bridged = chain;
+				newer_bad_head = false;
+			}
+			err = 0;
+		}
 		if (chain < vol->reserved_blocks || chain >= vol->volblocks) {
 			err = vol_error(vol, -EUCLEAN, from, TUX3_NONE, 8,
 					"log chain: %u of %u blocks read, then "

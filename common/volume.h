@@ -187,6 +187,8 @@ struct replay_salvage {
 				 * CRC did not match) */
 	unsigned cut_bytes;	/* payload bytes left out of them */
 	unsigned lost;		/* blocks of the chain not reached */
+	uint64_t bridged;	/* a lost link found again: the block it
+				 * leads to (0 none) */
 	unsigned skipped;	/* records that did not apply */
 	struct tux3_error first_cut, first_skip;	/* the first of each */
 	/* the records stage 1 skipped (chronological block, offset), in

@@ -664,6 +664,10 @@ static void salvage_summary(const struct replay_salvage *sv, char *text,
 				      sv->skipped == 1 ? "es" : "",
 				      strip_block_prefix(e->what));
 	}
+	if (sv->bridged && n < len)
+		n += (size_t)snprintf(text + n, len - n, " (the chain's lost "
+				      "link found again: block %" PRIu64 ")",
+				      sv->bridged);
 	if (!sv->cut && !sv->lost && !sv->skipped && n < len)
 		snprintf(text + n, len - n, " leaves nothing out");
 }
