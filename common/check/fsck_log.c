@@ -639,16 +639,17 @@ static void salvage_summary(const struct replay_salvage *sv, char *text,
 {
 	size_t n = (size_t)snprintf(text, len, "a replay of what the log "
 				    "still holds");
+	char blocks[40] = "the damaged log block";
+	if (sv->cut > 1)
+		snprintf(blocks, sizeof(blocks), "the %u damaged log blocks",
+			 sv->cut);
 	if (sv->cut && sv->cut_bytes && n < len)
 		n += (size_t)snprintf(text + n, len - n, " leaves out %u byte%s "
-				      "of %u damaged log block%s", sv->cut_bytes,
-				      sv->cut_bytes == 1 ? "" : "s", sv->cut,
-				      sv->cut == 1 ? "" : "s");
+				      "of %s", sv->cut_bytes,
+				      sv->cut_bytes == 1 ? "" : "s", blocks);
 	else if (sv->cut && n < len)
 		n += (size_t)snprintf(text + n, len - n, " keeps every record "
-				      "of the %u damaged log block%s (each one "
-				      "validates)", sv->cut,
-				      sv->cut == 1 ? "" : "s");
+				      "of %s (each one validates)", blocks);
 	if (sv->lost && n < len)
 		n += (size_t)snprintf(text + n, len - n, "%s the %u older "
 				      "block%s the chain no longer reaches (%s)",
