@@ -112,14 +112,20 @@ static void salvage_note(struct tux3_volume *vol, struct tux3_error *first)
 	tux3_clear_error(vol);
 }
 
+/* Records in a row that validate from a new start: enough to trust it
+ * when the payload's end is not reached first (more damage further on
+ * is stepped over in its turn). */
+#define RESYNC_RUN 8
+
 /* Salvage: do the records from off on decode and validate, ending at
- * end exactly?  (From a wrong start they rarely do: the high bytes of
- * block numbers are zero, which is no record code.) */
+ * end exactly or RESYNC_RUN of them in a row?  (From a wrong start they
+ * rarely do: the high bytes of block numbers are zero, which is no
+ * record code.) */
 static bool records_valid(struct tux3_volume *vol, struct logblk *lb,
 			  unsigned off, unsigned end)
 {
 	struct logrec rec;
-	while (off < end) {
+	for (unsigned n = 0; off < end && n < RESYNC_RUN; n++) {
 		unsigned size = log_decode_record(lb->data, off, end, &rec);
 		if (!size)
 			return false;
@@ -137,9 +143,10 @@ static bool records_valid(struct tux3_volume *vol, struct logblk *lb,
 
 /* Salvage: the record at off of chronological block index does not
  * validate.  The records after it are found again when, from some
- * offset a little further on, every one validates up to the payload's
- * end; the bytes between are left out (a gap that replay steps over).
- * Else the block is read only up to off.  Returns where to go on. */
+ * offset a little further on, the records validate (up to the payload's
+ * end, or RESYNC_RUN of them); the bytes between are left out (a gap
+ * that replay steps over).  Else the block is read only up to off.
+ * Returns where to go on in *next. */
 static int salvage_damage(struct tux3_volume *vol, struct logblk *lb,
 			  unsigned index, unsigned off, unsigned end,
 			  unsigned *next)
