@@ -45,6 +45,14 @@
  * (whose records replay skips) is left out by beginning the log after
  * it.
  *
+ * When no cut can be shown safe (the damage is in the first delta of the
+ * cycle, or the state before it does not open), the last resort is a
+ * salvage replay (replay.c's salvage mode, in the same replay): what the
+ * log still holds is replayed, the damage and the records that do not
+ * apply skipped.  Nothing is overwritten before a unify, so the blocks a
+ * lost record would have changed keep older, valid contents; the later
+ * passes repair what the lost records leave inconsistent (pass 8
+ * rebuilds the bitmap from what the trees reference).
  * Every log repair changes only the superblock's log fields (logchain,
  * logcount, roots), in memory: the volume is replayed from them, the
  * run goes on on that state (what lost deltas leave behind, leaked
