@@ -224,6 +224,10 @@ int replay_load_log(struct tux3_volume *vol);
 void log_forget_loaded(struct tux3_volume *vol);
 int replay_stage1(struct tux3_volume *vol);
 int replay_stage2(struct tux3_volume *vol);
+/* Salvage mode for the replay that follows (fsck only; see replay.c):
+ * what is damaged or does not apply is skipped and counted in
+ * vol->salvage instead of failing the replay. */
+void replay_salvage_mode(struct tux3_volume *vol);
 
 /* ---- raw.c ---- */
 /* raw.c: 0, or -ERANGE (the volume error set) when len bytes at offset

@@ -9,6 +9,18 @@
  *          orphan records, then mark every log block of the chain in use.
  * Records are promises against exact block images, so each is applied
  * once, in order.  Nothing is written to the device.
+ *
+ * Salvage mode (replay_salvage_mode; fsck's repair of a log that neither
+ * replays nor can be cut back, never an ordinary open): a damaged block
+ * is read up to its first record that does not validate (its header
+ * and CRC are not trusted, but every record is checked as usual), the
+ * chain is followed as far as its links can be, and a record that does
+ * not apply (a bnode without the key, a redirect of a block that is not
+ * a bnode, ...) is undone and skipped.  The blocks such records would
+ * have changed keep their older, valid contents (nothing is overwritten
+ * before a unify), and fsck's later passes repair what the lost records
+ * leave inconsistent.  The one replay path serves both: the mode only
+ * turns errors into notes in vol->salvage.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -91,39 +103,270 @@ static int check_record_blocks(struct tux3_volume *vol, struct logblk *lb,
 	return 0;
 }
 
-/* Check one log block's header and every record in it. */
+/* Salvage: the error just met is noted (the first of its kind kept for
+ * the report) and forgotten, so that the replay goes on. */
+static void salvage_note(struct tux3_volume *vol, struct tux3_error *first)
+{
+	if (!first->err)
+		*first = vol->error;
+	tux3_clear_error(vol);
+}
+
+/* Records in a row that validate from a new start: enough to trust it
+ * when the payload's end is not reached first (more damage further on
+ * is stepped over in its turn). */
+#define RESYNC_RUN 8
+
+/* Salvage: do the records from off on decode and validate, ending at
+ * end exactly or RESYNC_RUN of them in a row?  (From a wrong start they
+ * rarely do: the high bytes of block numbers are zero, which is no
+ * record code.) */
+static bool records_valid(struct tux3_volume *vol, struct logblk *lb,
+			  unsigned off, unsigned end)
+{
+	struct logrec rec;
+	for (unsigned n = 0; off < end && n < RESYNC_RUN; n++) {
+		unsigned size = log_decode_record(lb->data, off, end, &rec);
+		if (!size)
+			return false;
+		if (check_record_blocks(vol, lb, &rec)) {
+			tux3_clear_error(vol);
+			return false;
+		}
+		off += size;
+	}
+	return true;
+}
+
+/* How far past damage at off the records are looked for again. */
+#define RESYNC_WINDOW 256
+
+/* Salvage: the record at off of chronological block index does not
+ * validate.  The records after it are found again when, from some
+ * offset a little further on, the records validate (up to the payload's
+ * end, or RESYNC_RUN of them); the bytes between are left out (a gap
+ * that replay steps over).  Else the block is read only up to off.
+ * Returns where to go on in *next. */
+static int salvage_damage(struct tux3_volume *vol, struct logblk *lb,
+			  unsigned index, unsigned off, unsigned end,
+			  unsigned *next)
+{
+	struct replay_salvage *sv = &vol->salvage;
+	salvage_note(vol, &sv->first_cut);
+	unsigned r = off + 1;
+	while (r < end && r <= off + RESYNC_WINDOW &&
+	       !records_valid(vol, lb, r, end))
+		r++;
+	if (r >= end || r > off + RESYNC_WINDOW) {
+		sv->cut_bytes += end - off;
+		lb->head.bytes = off - LOG_HEADER_SIZE;
+		*next = off;
+		return 0;
+	}
+	if (sv->ngaps == sv->gapcap) {
+		unsigned ncap = sv->gapcap ? sv->gapcap * 2 : 8;
+		void *n = realloc(sv->gaps, ncap * sizeof(*sv->gaps));
+		if (!n)
+			return -ENOMEM;
+		sv->gaps = n;
+		sv->gapcap = ncap;
+	}
+	sv->gaps[sv->ngaps].index = index;
+	sv->gaps[sv->ngaps].from = off;
+	sv->gaps[sv->ngaps].to = r;
+	sv->ngaps++;
+	sv->cut_bytes += r - off;
+	*next = r;
+	return 0;
+}
+
+/* Salvage: where the records go on after offset off of block index
+ * (off itself unless a gap begins there). */
+static unsigned salvage_step_over(const struct tux3_volume *vol,
+				  unsigned index, unsigned off)
+{
+	const struct replay_salvage *sv = &vol->salvage;
+	for (unsigned g = 0; g < sv->ngaps; g++)
+		if (sv->gaps[g].index == index && sv->gaps[g].from == off)
+			return sv->gaps[g].to;
+	return off;
+}
+
+/* Check one log block's header and every record in it.  In salvage mode
+ * a damaged header leaves the payload to be bounded by the records that
+ * validate (*bad_head says so), and damage within the payload is
+ * stepped over when the records after it can be found again, else the
+ * block is cut there. */
 static int check_logblock(struct tux3_volume *vol, struct logblk *lb,
-			  unsigned index)
+			  unsigned index, bool *bad_head)
 {
 	char why[128];
 	struct logrec rec;
+	bool salvage = vol->salvage.on, damaged = false;
 
+	*bad_head = false;
 	if (log_decode_head(lb->data, vol->blocksize, &lb->head, why,
-			    sizeof(why)))
-		return LOGERR(vol, lb, 0, "log block %u of %u: %s", index + 1,
-			      vol->logcount, why);
+			    sizeof(why))) {
+		int err = LOGERR(vol, lb, 0, "log block %u of %u: %s",
+				 index + 1, vol->logcount, why);
+		if (!salvage)
+			return err;
+		*bad_head = damaged = true;
+		if (lb->head.bytes + LOG_HEADER_SIZE > vol->blocksize)
+			lb->head.bytes = vol->blocksize - LOG_HEADER_SIZE;
+		salvage_note(vol, &vol->salvage.first_cut);
+	}
 	unsigned end = LOG_HEADER_SIZE + lb->head.bytes;
 	for (unsigned off = LOG_HEADER_SIZE; off < end;) {
 		unsigned size = log_decode_record(lb->data, off, end, &rec);
-		if (!size) {
-			if (!log_record_size(rec.code))
-				return LOGERR(vol, lb, off, "invalid log code "
-					      "0x%02x at offset %u", rec.code,
-					      off);
-			return LOGERR(vol, lb, off, "log record %s at offset "
-				      "%u runs past the payload end %u",
-				      log_code_name(rec.code), off, end);
-		}
-		int err = check_record_blocks(vol, lb, &rec);
-		if (err)
+		int err = 0;
+		if (!size && !log_record_size(rec.code))
+			err = LOGERR(vol, lb, off, "invalid log code 0x%02x "
+				     "at offset %u", rec.code, off);
+		else if (!size)
+			err = LOGERR(vol, lb, off, "log record %s at offset %u "
+				     "runs past the payload end %u",
+				     log_code_name(rec.code), off, end);
+		else
+			err = check_record_blocks(vol, lb, &rec);
+		if (err && !salvage)
 			return err;
+		if (err && *bad_head) {
+			/* a bad header's payload ends at its first invalid
+			 * record: zero padding is no more damage */
+			if (lb->data[off])
+				vol->salvage.cut_bytes += end - off;
+			salvage_note(vol, &vol->salvage.first_cut);
+			lb->head.bytes = off - LOG_HEADER_SIZE;
+			break;
+		}
+		if (err) {
+			damaged = true;
+			if ((err = salvage_damage(vol, lb, index, off, end,
+						  &off)))
+				return err;
+			end = LOG_HEADER_SIZE + lb->head.bytes;
+			continue;
+		}
 		if (rec.code == LOG_UNIFY && vol->unify_index < 0) {
 			vol->unify_index = (int)index;
 			vol->unify_offset = off;
 		}
 		off += size;
 	}
+	vol->salvage.cut += damaged;
 	return 0;
+}
+
+/* Salvage: the chain could not be followed past chronological block
+ * stop (not loaded): the blocks after it are the log, renumbered from
+ * 0.  The error that stopped it is kept as damage. */
+static void salvage_keep_newer(struct tux3_volume *vol, unsigned stop)
+{
+	unsigned kept = vol->logcount - stop - 1;
+	vol->salvage.lost += stop + 1;
+	salvage_note(vol, &vol->salvage.first_cut);
+	free(vol->log[stop].data);
+	memmove(vol->log, vol->log + stop + 1, kept * sizeof(*vol->log));
+	memset(vol->log + kept, 0, (stop + 1) * sizeof(*vol->log));
+	vol->logcount = kept;
+	vol->unify_index = vol->unify_index > (int)stop ?
+			   vol->unify_index - (int)stop - 1 : -1;
+	/* the gaps found in the blocks kept, renumbered with them */
+	struct replay_salvage *sv = &vol->salvage;
+	unsigned n = 0;
+	for (unsigned g = 0; g < sv->ngaps; g++)
+		if (sv->gaps[g].index > stop) {
+			sv->gaps[n] = sv->gaps[g];
+			sv->gaps[n++].index -= stop + 1;
+		}
+	sv->ngaps = n;
+}
+
+/* Salvage: does chronological block 'need - 1' on, read from block b,
+ * make a chain of exactly need log blocks (valid headers, none already
+ * in seen) that begins the cycle: the last one is mkfs's (link 0), or a
+ * UNIFY is among them? */
+static bool salvage_chain_from(struct tux3_volume *vol,
+			       const struct blockset *seen, uint64_t b,
+			       uint32_t need, uint8_t *buf)
+{
+	struct blockset path = { 0 };
+	bool ok = false, unify = false;
+	for (uint32_t k = 0; k < need; k++) {
+		struct loghead h;
+		struct logrec rec;
+		char why[128];
+		if (b < vol->reserved_blocks || b >= vol->volblocks ||
+		    blockset_has(seen, b) || blockset_add(&path, b) <= 0 ||
+		    dev_pread(&vol->dev, buf, vol->blocksize,
+			      b << vol->blockbits) ||
+		    log_decode_head(buf, vol->blocksize, &h, why, sizeof(why)))
+			break;
+		unsigned end = LOG_HEADER_SIZE + h.bytes, size;
+		for (unsigned off = LOG_HEADER_SIZE; off < end && !unify;
+		     off += size) {
+			if (!(size = log_decode_record(buf, off, end, &rec)))
+				break;
+			unify = rec.code == LOG_UNIFY;
+		}
+		if (k + 1 == need)
+			ok = !h.logchain || unify;
+		b = h.logchain;
+	}
+	blockset_free(&path);
+	return ok;
+}
+
+/* The largest volume whose blocks salvage looks through for a lost
+ * link of the log chain. */
+#define BRIDGE_MAX_BLOCKS (1ULL << 22)
+
+/*
+ * Salvage: the link to chronological block need - 1 is lost (a damaged
+ * header, or a link outside the volume or back into the chain).  Look
+ * through the volume for the one block that continues the chain: a log
+ * block from which exactly the need blocks the superblock's logcount
+ * leaves make a chain that begins the cycle.  1 and *found when exactly
+ * one does, 0 when none or several, <0.
+ */
+static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
+			  uint32_t need, uint64_t *found)
+{
+	if (vol->volblocks > BRIDGE_MAX_BLOCKS)
+		return 0;
+	uint8_t *buf = malloc(vol->blocksize);
+	unsigned matches = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t b = vol->reserved_blocks;
+	     b < vol->volblocks && matches < 2; b++) {
+		if (dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
+		    be16(buf) != TUX3_MAGIC_LOG || blockset_has(seen, b) ||
+		    !salvage_chain_from(vol, seen, b, need, buf))
+			continue;
+		*found = b;
+		matches++;
+	}
+	free(buf);
+	return matches == 1;
+}
+
+/* Salvage: is the chain broken at link 'chain' (read after a block
+ * whose header was damaged when newer_bad_head)? */
+static bool salvage_link_lost(struct tux3_volume *vol,
+			      const struct blockset *seen, uint64_t chain,
+			      bool newer_bad_head)
+{
+	uint8_t head[2];
+	if (chain < vol->reserved_blocks || chain >= vol->volblocks ||
+	    blockset_has(seen, chain))
+		return true;
+	if (!newer_bad_head)
+		return false;
+	/* a damaged header's link is trusted only to another log block */
+	return dev_pread(&vol->dev, head, 2, chain << vol->blockbits) ||
+	       be16(head) != TUX3_MAGIC_LOG;
 }
 
 int replay_load_log(struct tux3_volume *vol)
@@ -139,6 +382,8 @@ int replay_load_log(struct tux3_volume *vol)
 		return 0;
 	/* LOG_CRC: the newest 'verify' blocks carry our CRC (sealed only) */
 	uint32_t verify = log_crc_trusted(vol);
+	bool newer_bad_head = false, bridged = false;
+	uint32_t at = logcount;		/* the block being loaded */
 	vol->log = calloc(logcount, sizeof(*vol->log));
 	if (!vol->log)
 		return -ENOMEM;
@@ -147,6 +392,20 @@ int replay_load_log(struct tux3_volume *vol)
 		struct logblk *lb = &vol->log[i];
 		uint64_t from = i + 1 < logcount ? vol->log[i + 1].blocknr :
 			        TUX3_NONE;
+		at = i;
+		/* salvage: a lost link is looked for once */
+		if (vol->salvage.on && !bridged &&
+		    salvage_link_lost(vol, &seen, chain, newer_bad_head)) {
+			bridged = true;
+			err = salvage_bridge(vol, &seen, i + 1, &chain);
+			if (err < 0)
+				break;
+			if (err) {
+				vol->salvage.bridged = chain;
+				newer_bad_head = false;
+			}
+			err = 0;
+		}
 		if (chain < vol->reserved_blocks || chain >= vol->volblocks) {
 			err = vol_error(vol, -EUCLEAN, from, TUX3_NONE, 8,
 					"log chain: %u of %u blocks read, then "
@@ -179,6 +438,7 @@ int replay_load_log(struct tux3_volume *vol)
 			break;
 		}
 		/* (a bad magic is reported as such by check_logblock) */
+		bool crc_bad = false;
 		if (i >= logcount - verify &&
 		    be16(lb->data) == TUX3_MAGIC_LOG) {
 			uint32_t want = be32(lb->data + LOG_CRC_OFFSET);
@@ -191,16 +451,38 @@ int replay_load_log(struct tux3_volume *vol)
 						"not match the stored 0x%08x "
 						"(a torn, stale or damaged "
 						"write)", got, want);
-				break;
+				if (!vol->salvage.on)
+					break;
+				/* its records are checked one by one */
+				salvage_note(vol, &vol->salvage.first_cut);
+				crc_bad = true;
+				err = 0;
 			}
 		}
 		/* the latest UNIFY is in the newest block holding one */
-		err = check_logblock(vol, lb, i);
+		bool bad_head;
+		unsigned cut = vol->salvage.cut;
+		err = check_logblock(vol, lb, i, &bad_head);
 		if (err)
 			break;
+		if (crc_bad && cut == vol->salvage.cut)
+			vol->salvage.cut++;	/* all its records validate */
+		/* salvage: the link of a damaged header is followed once;
+		 * a second damaged header in a row is no log block */
+		if (bad_head && newer_bad_head) {
+			err = LOGERR(vol, lb, 0, "a second damaged log block "
+				     "header in a row: not followed further");
+			break;
+		}
+		newer_bad_head = bad_head;
 		chain = lb->head.logchain;
 	}
 	blockset_free(&seen);
+	if (err && err != -ENOMEM && vol->salvage.on) {
+		/* the blocks before this one cannot be reached */
+		salvage_keep_newer(vol, at);
+		err = 0;
+	}
 	return err;
 }
 
@@ -339,10 +621,150 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 	return 0;
 }
 
-typedef int (*record_fn)(struct tux3_volume *vol, struct logblk *lb,
-			 const struct logrec *rec);
+static int stage2_record(struct tux3_volume *vol, struct logblk *lb,
+			 const struct logrec *r);
 
-static int for_each_live_record(struct tux3_volume *vol, record_fn fn)
+/* The images a record's stage 1 may change, as they were before it:
+ * salvage mode puts them back when the record does not apply. */
+struct undo {
+	unsigned n;
+	struct { uint64_t block; uint8_t *data; unsigned flags;
+		 bool present, dropped; } b[4];
+};
+
+static int undo_save(struct tux3_volume *vol, const struct logrec *r,
+		     struct undo *u)
+{
+	uint64_t blocks[4];
+	uint32_t count;
+	memset(u, 0, sizeof(*u));
+	if (r->code < LOG_BNODE_REDIRECT || r->code > LOG_BNODE_ADJUST)
+		return 0;
+	u->n = log_record_blocks(r, blocks, &count);
+	for (unsigned k = 0; k < u->n; k++) {
+		bool dropped;
+		uint8_t *d = overlay_find(&vol->overlay, blocks[k], &dropped);
+		u->b[k].block = blocks[k];
+		u->b[k].present = d || dropped;
+		u->b[k].dropped = dropped;
+		u->b[k].flags = overlay_flags(&vol->overlay, blocks[k]);
+		if (d && !(u->b[k].data = malloc(vol->blocksize)))
+			return -ENOMEM;
+		if (d)
+			memcpy(u->b[k].data, d, vol->blocksize);
+	}
+	return 0;
+}
+
+static void undo_free(struct undo *u)
+{
+	for (unsigned k = 0; k < u->n; k++)
+		free(u->b[k].data);
+}
+
+/* Put the saved images back, newest change first (a record naming one
+ * block twice restores the oldest image last). */
+static int undo_apply(struct tux3_volume *vol, struct undo *u)
+{
+	for (unsigned k = u->n; k-- > 0;) {
+		uint64_t block = u->b[k].block;
+		uint8_t *d;
+		if (!u->b[k].present) {
+			overlay_forget(&vol->overlay, block);
+		} else if (u->b[k].dropped) {
+			overlay_drop(&vol->overlay, block);
+		} else {
+			int err = overlay_put(&vol->overlay, block,
+					      vol->blocksize, &d);
+			if (err)
+				return err;
+			memcpy(d, u->b[k].data, vol->blocksize);
+			overlay_set_flags(&vol->overlay, block, u->b[k].flags);
+		}
+	}
+	return 0;
+}
+
+/* Salvage: remember that the record at (index, offset) was skipped by
+ * stage 1, so that stage 2 skips it too. */
+static int salvage_skip(struct tux3_volume *vol, unsigned index,
+			unsigned offset)
+{
+	struct replay_salvage *sv = &vol->salvage;
+	sv->skipped++;
+	salvage_note(vol, &sv->first_skip);
+	if (sv->nskips == sv->cap) {
+		unsigned ncap = sv->cap ? sv->cap * 2 : 16;
+		void *n = realloc(sv->skips, ncap * sizeof(*sv->skips));
+		if (!n)
+			return -ENOMEM;
+		sv->skips = n;
+		sv->cap = ncap;
+	}
+	sv->skips[sv->nskips].index = index;
+	sv->skips[sv->nskips].offset = offset;
+	sv->nskips++;
+	return 0;
+}
+
+/* Salvage, stage 2: was this record skipped by stage 1?  (Both stages
+ * walk the records in the same order.) */
+static bool salvage_skipped(struct tux3_volume *vol, unsigned index,
+			    unsigned offset)
+{
+	struct replay_salvage *sv = &vol->salvage;
+	if (sv->next < sv->nskips && sv->skips[sv->next].index == index &&
+	    sv->skips[sv->next].offset == offset) {
+		sv->next++;
+		return true;
+	}
+	return false;
+}
+
+/* One record of stage 1; in salvage mode, one that does not apply is
+ * undone and skipped. */
+static int stage1_apply(struct tux3_volume *vol, unsigned index,
+			const struct logrec *r)
+{
+	struct logblk *lb = &vol->log[index];
+	struct undo u;
+	if (!vol->salvage.on)
+		return stage1_record(vol, lb, r);
+	int err = undo_save(vol, r, &u);
+	if (!err)
+		err = stage1_record(vol, lb, r);
+	if (err && err != -ENOMEM) {
+		err = undo_apply(vol, &u);
+		if (!err)
+			err = salvage_skip(vol, index, r->offset);
+	}
+	undo_free(&u);
+	return err;
+}
+
+/* One record of stage 2: in salvage mode, not one stage 1 skipped, and
+ * an allocation that fails is skipped (pass 8 of fsck rebuilds the
+ * bitmap from what the trees reference). */
+static int stage2_apply(struct tux3_volume *vol, unsigned index,
+			const struct logrec *r)
+{
+	if (!vol->salvage.on)
+		return stage2_record(vol, &vol->log[index], r);
+	if (salvage_skipped(vol, index, r->offset))
+		return 0;
+	int err = stage2_record(vol, &vol->log[index], r);
+	if (err && err != -ENOMEM) {
+		vol->salvage.skipped++;
+		salvage_note(vol, &vol->salvage.first_skip);
+		err = 0;
+	}
+	return err;
+}
+
+static int for_each_live_record(struct tux3_volume *vol,
+				int (*fn)(struct tux3_volume *vol,
+					  unsigned index,
+					  const struct logrec *r))
 {
 	struct logrec rec;
 	for (unsigned i = 0; i < vol->logcount; i++) {
@@ -352,11 +774,14 @@ static int for_each_live_record(struct tux3_volume *vol, record_fn fn)
 		if (!off)
 			continue;
 		while (off < end) {
+			if (vol->salvage.ngaps &&
+			    (off = salvage_step_over(vol, i, off)) >= end)
+				break;
 			unsigned size = log_decode_record(lb->data, off, end,
 							  &rec);
 			if (!size)	/* checked at load; cannot happen */
 				return LOGERR(vol, lb, off, "bad record");
-			int err = fn(vol, lb, &rec);
+			int err = fn(vol, i, &rec);
 			if (err)
 				return err;
 			off += size;
@@ -367,7 +792,15 @@ static int for_each_live_record(struct tux3_volume *vol, record_fn fn)
 
 int replay_stage1(struct tux3_volume *vol)
 {
-	return for_each_live_record(vol, stage1_record);
+	return for_each_live_record(vol, stage1_apply);
+}
+
+void replay_salvage_mode(struct tux3_volume *vol)
+{
+	free(vol->salvage.skips);
+	free(vol->salvage.gaps);
+	memset(&vol->salvage, 0, sizeof(vol->salvage));
+	vol->salvage.on = true;
 }
 
 int defer_unify_add(struct tux3_volume *vol, uint64_t block, uint32_t count)
@@ -462,7 +895,8 @@ static int stage2_record(struct tux3_volume *vol, struct logblk *lb,
 
 int replay_stage2(struct tux3_volume *vol)
 {
-	int err = for_each_live_record(vol, stage2_record);
+	vol->salvage.next = 0;
+	int err = for_each_live_record(vol, stage2_apply);
 	if (err)
 		return err;
 	/* Every log block of the chain is in use until the next unify,

@@ -322,6 +322,8 @@ void tux3_close(struct tux3_volume *vol)
 	for (unsigned i = 0; i < vol->logcount && vol->log; i++)
 		free(vol->log[i].data);
 	free(vol->log);
+	free(vol->salvage.skips);
+	free(vol->salvage.gaps);
 	overlay_free(&vol->overlay);
 	bitmap_free(&vol->bitmap);
 	if (vol->has_bitmap_inode)

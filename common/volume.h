@@ -176,6 +176,31 @@ struct orphan_set {
 	unsigned count, cap;
 };
 
+/* Replay's salvage mode (replay.c, replay_salvage_mode): fsck's last
+ * resort for a log that neither replays nor can be cut back.  Damaged
+ * log blocks are read up to their first record that does not validate,
+ * the chain is followed as far as it can be, and records that do not
+ * apply are skipped; what happened is counted here for the report. */
+struct replay_salvage {
+	bool on;
+	unsigned cut;		/* log blocks read only in part (or their
+				 * CRC did not match) */
+	unsigned cut_bytes;	/* payload bytes left out of them */
+	unsigned lost;		/* blocks of the chain not reached */
+	uint64_t bridged;	/* a lost link found again: the block it
+				 * leads to (0 none) */
+	unsigned skipped;	/* records that did not apply */
+	struct tux3_error first_cut, first_skip;	/* the first of each */
+	/* the records stage 1 skipped (chronological block, offset), in
+	 * log order: stage 2 skips them too */
+	struct { unsigned index, offset; } *skips;
+	unsigned nskips, cap, next;
+	/* damaged bytes within a block's payload, records found again
+	 * after them: replay steps from 'from' to 'to' */
+	struct { unsigned index, from, to; } *gaps;
+	unsigned ngaps, gapcap;
+};
+
 /* An open volume: the handle of the public API (tux3.h). */
 struct tux3_volume {
 	struct device dev;
@@ -193,6 +218,7 @@ struct tux3_volume {
 	unsigned logcount;
 	int unify_index;		/* -1 = none in the chain */
 	unsigned unify_offset;
+	struct replay_salvage salvage;	/* off but for fsck's salvage */
 
 	struct overlay overlay;
 	struct bitmap bitmap;

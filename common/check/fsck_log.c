@@ -45,6 +45,14 @@
  * (whose records replay skips) is left out by beginning the log after
  * it.
  *
+ * When no cut can be shown safe (the damage is in the first delta of the
+ * cycle, or the state before it does not open), the last resort is a
+ * salvage replay (replay.c's salvage mode, in the same replay): what the
+ * log still holds is replayed, the damage and the records that do not
+ * apply skipped.  Nothing is overwritten before a unify, so the blocks a
+ * lost record would have changed keep older, valid contents; the later
+ * passes repair what the lost records leave inconsistent (pass 8
+ * rebuilds the bitmap from what the trees reference).
  * Every log repair changes only the superblock's log fields (logchain,
  * logcount, roots), in memory: the volume is replayed from them, the
  * run goes on on that state (what lost deltas leave behind, leaked
@@ -335,7 +343,8 @@ static int state_unreadable(struct fsck *f, struct tux3_volume *rv,
  * says which step failed.
  */
 static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
-		     struct tux3_volume **volp, enum replay_step *step)
+		     bool salvage, struct tux3_volume **volp,
+		     enum replay_step *step)
 {
 	struct tux3_volume *vol;
 	int err = tux3_open_err(f->path, TUX3_OPEN_NOREPLAY, &vol, f->msg,
@@ -355,6 +364,8 @@ static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
 		}
 	}
 	repair_reset_for_log_rebuild(vol, sb);
+	if (salvage)
+		replay_salvage_mode(vol);
 	*volp = vol;
 	*step = STEP_LOAD;
 	if ((err = replay_load_log(vol)))
@@ -370,6 +381,11 @@ static int replay_as(struct fsck *f, const struct disksuper *sb, bool write,
 		return err;
 	*step = STEP_ORPHANS;
 	if ((err = state_orphans(f, vol)))
+		return err;
+	/* the version table, as the open reads it after replay: the
+	 * no-replay open read it from the unreplayed trees (on a volume
+	 * with snapshots, inodes read without it come out wrong) */
+	if ((err = vtable_open(vol)))
 		return err;
 	repair_log_rebuilt(vol);
 	return 0;
@@ -562,7 +578,7 @@ static int plan_cut(struct fsck *f, struct scan *s,
 			return err;
 		struct tux3_volume *rv;
 		enum replay_step step;
-		err = replay_as(f, &p->sb, false, &rv, &step);
+		err = replay_as(f, &p->sb, false, false, &rv, &step);
 		if (err && !rv)
 			return err;
 		if (err == -ENOMEM) {
@@ -686,20 +702,93 @@ static int check_logcount(struct fsck *f, struct scan *s,
 	return 1;
 }
 
+/* What a salvage replay left out, for the problem's message. */
+static void salvage_summary(const struct replay_salvage *sv, char *text,
+			    size_t len)
+{
+	size_t n = (size_t)snprintf(text, len, "a replay of what the log "
+				    "still holds");
+	char blocks[40] = "the damaged log block";
+	if (sv->cut > 1)
+		snprintf(blocks, sizeof(blocks), "the %u damaged log blocks",
+			 sv->cut);
+	if (sv->cut && sv->cut_bytes && n < len)
+		n += (size_t)snprintf(text + n, len - n, " leaves out %u byte%s "
+				      "of %s", sv->cut_bytes,
+				      sv->cut_bytes == 1 ? "" : "s", blocks);
+	else if (sv->cut && n < len)
+		n += (size_t)snprintf(text + n, len - n, " keeps every record "
+				      "of %s (each one validates)", blocks);
+	if (sv->lost && n < len)
+		n += (size_t)snprintf(text + n, len - n, "%s the %u older "
+				      "block%s the chain no longer reaches (%s)",
+				      sv->cut ? " and" : " leaves out",
+				      sv->lost, sv->lost == 1 ? "" : "s",
+				      strip_block_prefix(sv->first_cut.what));
+	if (sv->skipped && n < len) {
+		const struct tux3_error *e = &sv->first_skip;
+		n += (size_t)snprintf(text + n, len - n, "%s skips %u record%s "
+				      "that do%s not apply (the first: %s)",
+				      sv->cut || sv->lost ? ", and" : "",
+				      sv->skipped, sv->skipped == 1 ? "" : "s",
+				      sv->skipped == 1 ? "es" : "",
+				      strip_block_prefix(e->what));
+	}
+	if (sv->bridged && n < len)
+		n += (size_t)snprintf(text + n, len - n, " (the chain's lost "
+				      "link found again: block %" PRIu64 ")",
+				      sv->bridged);
+	if (!sv->cut && !sv->lost && !sv->skipped && n < len)
+		snprintf(text + n, len - n, " leaves nothing out");
+}
+
+/*
+ * The last resort when the log can be neither replayed nor cut back:
+ * replay what it still holds (replay.c's salvage mode), in memory.
+ * Returns 1 and text (what that replay leaves out) when that state
+ * opens, 0 and text (why not) when it does not either, <0.
+ */
+static int plan_salvage(struct fsck *f, const struct disksuper *disk,
+			char *text, size_t len)
+{
+	struct tux3_volume *rv;
+	enum replay_step step;
+	int err = replay_as(f, disk, false, true, &rv, &step);
+	if (err && !rv)
+		return err;
+	if (err == -ENOMEM) {
+		tux3_close(rv);
+		return err;
+	}
+	if (err) {
+		char why[300];
+		tux3_error_text(rv, why, sizeof(why));
+		tux3_close(rv);
+		snprintf(text, len, "a replay of what the log still holds "
+			 "fails too: %s", why);
+		return 0;
+	}
+	salvage_summary(&rv->salvage, text, len);
+	tux3_close(rv);
+	return 1;
+}
+
 /*
  * The volume did not open: find out why on a replay of our own (the
  * error keeps its block and offset), report it and, for damage of the
  * log, offer the truncation if it can be shown safe (or beginning the
- * log after a block before the unify mark).  Returns 1 when disk's log
- * fields were changed (look again), 0 when the run must stop, <0.
+ * log after a block before the unify mark); when it cannot be, offer
+ * the salvage replay (*salvage).  Returns 1 when disk's log fields were
+ * changed or the salvage was chosen (look again), 0 when the run must
+ * stop, <0.
  */
 static int open_failed(struct fsck *f, struct scan *s,
-		       struct disksuper *disk)
+		       struct disksuper *disk, bool *salvage)
 {
 	char text[400];
 	struct tux3_volume *rv;
 	enum replay_step step;
-	int err = replay_as(f, disk, false, &rv, &step);
+	int err = replay_as(f, disk, false, false, &rv, &step);
 	if (err && !rv)
 		return err;
 	if (err == -ENOMEM) {
@@ -777,12 +866,30 @@ static int open_failed(struct fsck *f, struct scan *s,
 	for (unsigned j = 0; c < 0 && j < s->n && j < n; j++)
 		if (s->b[j].blocknr == where)
 			idx = n - j;
+	/* No cut: what the log still holds, replayed, is the state to
+	 * repair from (later passes mend what the lost records leave). */
+	char salv[400] = "", why[sizeof(p.text) + sizeof(salv) + 2];
+	int salvaged = p.ok ? 0 : plan_salvage(f, disk, salv, sizeof(salv));
+	if (salvaged < 0)
+		return salvaged;
+	if (salvaged) {
+		if (!fsck_problem(f, step == STEP_REPLAY ? P2_REPLAY_SALVAGE :
+				  P2_LOG_SALVAGE, can_repair_log(f),
+				  FSCK_AT(.block = where, .count = 1), where,
+				  idx, (uint64_t)n, text, p.text, salv))
+			return 0;
+		*salvage = true;
+		fsck_fixed(f, 0);
+		return 1;
+	}
+	snprintf(why, sizeof(why), "%s%s%s", p.text, salv[0] ? "; " : "",
+		 salv);
 	/* A load error is damage of the log itself; a replay error is a
 	 * record that does not apply to the state before it. */
 	int yes = fsck_problem(f, step == STEP_REPLAY ? P2_REPLAY_FAILED :
 			       P2_LOG_BAD, p.ok && can_repair_log(f),
 			       FSCK_AT(.block = where, .count = 1), where,
-			       idx, (uint64_t)n, text, p.text);
+			       idx, (uint64_t)n, text, why);
 	if (!yes)
 		return 0;
 	disk->logcount = p.sb.logcount;
@@ -860,13 +967,14 @@ static void apply_extension(struct fsck *f)
  * the final commit writes them), replayed from those.  0, or <0 with
  * f->msg set (damage: fsck_open_damage). */
 static int open_volume(struct fsck *f, const struct disksuper *cur,
-		       bool repaired)
+		       bool repaired, bool salvage)
 {
 	if (!repaired)
 		return tux3_open_err(f->path, open_mode(f->mode), &f->vol,
 				     f->msg, sizeof(f->msg));
 	enum replay_step step;
-	int err = replay_as(f, cur, fsck_repairing(f), &f->vol, &step);
+	int err = replay_as(f, cur, fsck_repairing(f), salvage, &f->vol,
+			    &step);
 	if (err && f->vol) {
 		tux3_error_text(f->vol, f->msg, sizeof(f->msg));
 		tux3_close(f->vol);
@@ -879,7 +987,7 @@ int fsck_pass2(struct fsck *f)
 {
 	struct scan s = { 0 };
 	struct disksuper cur;	/* the superblock, with the log repairs */
-	bool repaired = false;
+	bool repaired = false, salvage = false;
 	unsigned fixed_before = f->res->fixed;
 	int err = 0;
 
@@ -926,13 +1034,14 @@ int fsck_pass2(struct fsck *f)
 			repaired = true;
 			continue;
 		}
-		err = open_volume(f, &cur, repaired);
+		err = open_volume(f, &cur, repaired, salvage);
 		if (!err)
 			break;
 		f->vol = NULL;
 		if (!fsck_open_damage(err))
 			goto out;
-		err = round < 7 ? open_failed(f, &s, &cur) : 0;
+		err = round < 7 && !salvage ?
+		      open_failed(f, &s, &cur, &salvage) : 0;
 		f->msg[0] = 0;
 		if (err > 0) {
 			repaired = true;

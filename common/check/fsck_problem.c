@@ -86,6 +86,13 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"after replay, the orphan table cannot be read: %s", 0,
 		"keep the orphans that can be read (pass 3 cuts the damage out; "
 		"pass 5 finds the lost orphans)" },
+	[P2_LOG_SALVAGE] = { "PASS2_LOG_SALVAGE", 2,
+		"log block %" U " (%" U " of %" U "): %s; %s; %s", 0,
+		"replay what the log still holds" },
+	[P2_REPLAY_SALVAGE] = { "PASS2_REPLAY_SALVAGE", 2,
+		"log replay failed at log block %" U " (%" U " of %" U "): %s; "
+		"%s; %s", 0, "replay what the log still holds, skipping the "
+		"records that do not apply" },
 	/* ---- pass 3: trees ---- */
 	[P3_STRUCT_BAD] = { "PASS3_STRUCT_BAD", 3,
 		"%s tree root: %s", 0, NULL },

@@ -50,6 +50,7 @@ uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped);
 int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
 		uint8_t **data);
 void overlay_drop(struct overlay *ov, uint64_t block);
+void overlay_forget(struct overlay *ov, uint64_t block);
 void overlay_set_flags(struct overlay *ov, uint64_t block, unsigned flags);
 unsigned overlay_flags(struct overlay *ov, uint64_t block);
 /* Calls fn for every live image with any of the flags in mask. */

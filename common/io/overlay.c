@@ -98,6 +98,34 @@ void overlay_drop(struct overlay *ov, uint64_t block)
 	}
 }
 
+/* Remove a block's entry altogether, as if it had never been put (not a
+ * drop, which is remembered): replay's salvage mode undoes a record that
+ * did not apply.  Linear probing: the entries after the hole that could
+ * have sat in it move back. */
+void overlay_forget(struct overlay *ov, uint64_t block)
+{
+	struct overlay_ent *e = lookup(ov, block);
+	if (!e)
+		return;
+	free(e->data);
+	size_t mask = ov->cap - 1, hole = (size_t)(e - ov->ents);
+	ov->ents[hole] = (struct overlay_ent){ 0 };
+	ov->count--;
+	for (size_t i = (hole + 1) & mask; ov->ents[i].block;
+	     i = (i + 1) & mask) {
+		size_t home = slot_of(ov, ov->ents[i].block);
+		/* the entry stays unless the hole lies on its probe path,
+		 * cyclically between its home slot and where it is */
+		bool stays = hole <= i ? home > hole && home <= i :
+					 home > hole || home <= i;
+		if (stays)
+			continue;
+		ov->ents[hole] = ov->ents[i];
+		ov->ents[i] = (struct overlay_ent){ 0 };
+		hole = i;
+	}
+}
+
 void overlay_free(struct overlay *ov)
 {
 	for (size_t i = 0; i < ov->cap; i++)

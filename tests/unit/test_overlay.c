@@ -136,6 +136,47 @@ TEST(blockset_growth)
 	blockset_free(&s);
 }
 
+/* overlay_forget removes an entry as if never put: every other entry is
+ * still found (the probe chains it sat in are closed up), dropped
+ * entries stay dropped, and the count follows. */
+TEST(overlay_forget)
+{
+	struct overlay ov = { 0 };
+	const uint64_t n = 500;
+	uint8_t *d;
+	for (uint64_t b = 1; b <= n; b++) {
+		CHECK_EQ(overlay_put(&ov, b, 16, &d), 0);
+		d[0] = (uint8_t)b;
+	}
+	overlay_drop(&ov, 7);
+	for (uint64_t b = 2; b <= n; b += 3)
+		overlay_forget(&ov, b);
+	overlay_forget(&ov, n + 10);	/* absent: nothing happens */
+	uint64_t left = 0;
+	for (uint64_t b = 1; b <= n; b++) {
+		bool dropped;
+		d = overlay_find(&ov, b, &dropped);
+		if (b % 3 == 2) {
+			CHECK(d == NULL);
+			CHECK(!dropped);
+			continue;
+		}
+		left++;
+		if (b == 7) {
+			CHECK(d == NULL);
+			CHECK(dropped);
+		} else {
+			CHECK(d != NULL);
+			CHECK_EQ(d[0], (uint8_t)b);
+		}
+	}
+	CHECK_EQ(ov.count, left);
+	/* a forgotten block can be put again, fresh */
+	CHECK_EQ(overlay_put(&ov, 2, 16, &d), 0);
+	CHECK_EQ(d[0], 0);
+	overlay_free(&ov);
+}
+
 int main(void)
 {
 	return run_tests("overlay");
