@@ -16,7 +16,8 @@ fi
 if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null 2>&1; then
 	skip all "needs root and losetup"; exit 0
 fi
-work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/blockdev.XXXXXX")
+work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/blockdev.XXXXXX") ||
+	{ echo "FAIL blockdev/scratch: cannot make a directory under ${TUX3_SCRATCH:-/tmp}"; exit 1; }
 cp --sparse=always "$TUX3_ORACLE_DIR/$name.img" "$work/vol.img"
 chmod u+w "$work/vol.img"
 dev=$(losetup -f --show "$work/vol.img" 2>/dev/null) || {

@@ -18,7 +18,8 @@ fail() { echo "FAIL $t/$1: $2"; }
 if [ ! -x "$dbg" ] || [ ! -x "$mkfs" ]; then
 	echo "SKIP $t/all: $dbg or $mkfs not built"; exit 0
 fi
-work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/debugfs_raw.XXXXXX")
+work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/debugfs_raw.XXXXXX") ||
+	{ echo "FAIL debugfs_raw/scratch: cannot make a directory under ${TUX3_SCRATCH:-/tmp}"; exit 1; }
 trap 'rm -rf "$work"' EXIT INT TERM
 export SOURCE_DATE_EPOCH=1700000000
 first() { head -c 400 "$1" | tr '\n' ' '; }

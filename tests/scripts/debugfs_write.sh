@@ -22,7 +22,8 @@ fi
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "SKIP $t/all: needs python3"; exit 0
 fi
-work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/debugfs_write.XXXXXX")
+work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/debugfs_write.XXXXXX") ||
+	{ echo "FAIL debugfs_write/scratch: cannot make a directory under ${TUX3_SCRATCH:-/tmp}"; exit 1; }
 trap 'rm -rf "$work"' EXIT INT TERM
 export SOURCE_DATE_EPOCH=1700000000
 first() { head -c 400 "$1" | tr '\n' ' '; }

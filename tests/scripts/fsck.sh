@@ -21,7 +21,8 @@ skip() { echo "SKIP $t/$1: $2"; }
 if [ ! -x "$fsck" ] || [ ! -x "$dbg" ] || [ ! -x "$mkfs" ]; then
 	skip all "$fsck, $dbg or $mkfs not built"; exit 0
 fi
-work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/fsck.XXXXXX")
+work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/fsck.XXXXXX") ||
+	{ echo "FAIL fsck/scratch: cannot make a directory under ${TUX3_SCRATCH:-/tmp}"; exit 1; }
 trap 'rm -rf "$work"' EXIT INT TERM
 export SOURCE_DATE_EPOCH=1700000000
 

@@ -9,7 +9,8 @@ build=${1:-build}
 fsck=$build/fsck.tux3
 mkfs=$build/mkfs.tux3
 n=${FSCK_MUTATIONS:-60}
-work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/fsck-mutate.XXXXXX")
+work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/fsck-mutate.XXXXXX") ||
+	{ echo "FAIL fsck_mutate/scratch: cannot make a directory under ${TUX3_SCRATCH:-/tmp}"; exit 1; }
 trap 'rm -rf "$work"' EXIT
 
 # a small tree: files, a sparse file, a symlink, a hard link, xattrs

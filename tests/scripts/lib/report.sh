@@ -8,6 +8,11 @@ fail() { echo "FAIL $T/$1${2:+: $2}"; }
 skip() { echo "SKIP $T/$1${2:+: $2}"; }
 
 scratch_dir() {
-	work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/$T.XXXXXX")
+	# no directory, no test: an empty $work would put its files in /
+	if ! work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/$T.XXXXXX") ||
+	   [ ! -d "$work" ]; then
+		fail scratch "cannot make a directory under ${TUX3_SCRATCH:-/tmp}"
+		exit 1
+	fi
 	trap 'rm -rf "$work"' EXIT INT TERM
 }
