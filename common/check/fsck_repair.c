@@ -309,5 +309,6 @@ int fsck_release_orphans(struct tux3_volume *vol)
 
 int fsck_commit(struct tux3_volume *vol)
 {
+	repair_merge_frees(vol);
 	return delta_commit(vol, true);
 }

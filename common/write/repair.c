@@ -395,3 +395,38 @@ void repair_super_rewrite(struct tux3_volume *vol)
 {
 	vol->super_dirty = true;
 }
+
+/* ---- the commit of the repairs ---- */
+
+static int cmp_free(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;	/* { block, count }: block first */
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * Two repairs may release one block (a leaf cut out of its tree whose
+ * extents a later pass releases with the inode): the volume needs it
+ * free once.  The delta's frees are merged where they overlap before the
+ * commit checks them (balloc_commit_check refuses a block freed twice,
+ * which outside fsck is a fault of the write path).
+ */
+void repair_merge_frees(struct tux3_volume *vol)
+{
+	struct extent_list *l = &vol->defer_free;
+	if (l->count < 2)
+		return;
+	qsort(l->v, l->count, sizeof(l->v[0]), cmp_free);
+	size_t k = 0;
+	for (size_t i = 1; i < l->count; i++) {
+		uint64_t end = l->v[k].block + l->v[k].count;
+		if (l->v[i].block <= end) {
+			uint64_t iend = l->v[i].block + l->v[i].count;
+			if (iend > end)
+				l->v[k].count = iend - l->v[k].block;
+		} else {
+			l->v[++k] = l->v[i];
+		}
+	}
+	l->count = k + 1;
+}

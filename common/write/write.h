@@ -208,6 +208,9 @@ int repair_xattr_drop(struct tux3_volume *vol, tux3_ino_t inum,
 int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group);
 void repair_set_freeblocks(struct tux3_volume *vol, uint64_t freeblocks);
 void repair_set_usedinodes(struct tux3_volume *vol, uint64_t usedinodes);
+/* Before fsck's commit: the delta's frees merged where two repairs
+ * released one block. */
+void repair_merge_frees(struct tux3_volume *vol);
 /* An empty root directory (pass 5), an empty internal file (pass 6: the
  * atom table), made again when missing. */
 int repair_make_root(struct tux3_volume *vol);
