@@ -199,18 +199,23 @@ int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
 				break;
 			continue;
 		}
-		bool again = !stopped && !f.failed.n && f.refused_hits &&
-			     r.modified && round < FSCK_ROUNDS;
+		bool retry = f.refused_hits || f.again;
+		bool again = !stopped && !f.failed.n && retry && r.modified &&
+			     round < FSCK_ROUNDS;
 		/* what the next round tries again it finds again */
 		if (again)
 			r.found -= f.refused_hits < r.found ?
 				   f.refused_hits : r.found;
 		add_round(res, &r);
-		if (again)
+		if (again && f.refused_hits)
 			restart(&f, round + 1, "%u problem%s left by failed "
 				"repairs %s tried again on the repaired volume",
 				f.refused_hits, f.refused_hits == 1 ? "" : "s",
 				f.refused_hits == 1 ? "is" : "are");
+		else if (again)
+			restart(&f, round + 1, "the volume has no versions "
+				"any more: its files are checked again as "
+				"such");
 		fsck_free(&f);
 		if (!again)
 			break;

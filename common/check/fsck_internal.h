@@ -103,6 +103,9 @@ struct fsck {
 	/* repairs that failed in an earlier round: not tried again */
 	const struct fsck_refusals *refused;
 	unsigned refused_hits;	/* problems left so in this round */
+	/* a repair changed what earlier passes checked against (pass 9
+	 * dropped the version marks): one more round after the commit */
+	bool again;
 	bool unusable;		/* the volume cannot be checked further */
 	uint64_t progress, progress_max;
 	char msg[600];		/* scratch for open errors */

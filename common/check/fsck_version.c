@@ -647,6 +647,10 @@ int fsck_pass9(struct fsck *f)
 				 FSCK_AT(.inum = TUX3_VTABLE_INO), text)) {
 			repair_set_version_marks(vol, table == 1);
 			fsck_fixed(f, 0);
+			/* without versions, pass 4 judges versioned data
+			 * trees differently: it looks again */
+			if (table != 1)
+				f->again = true;
 		}
 	}
 	if (table == 1 && vol->vt->bad_names &&
