@@ -348,6 +348,7 @@ int repair_make_root(struct tux3_volume *vol)
 	tux3_clear_error(vol);
 	root.ctime = root.mtime = vol_now(vol);
 	int err = inode_store(vol, &root);
+	inode_free(&root);	/* inode_store left the encoded blob on it */
 	if (!err && !existed)
 		usedinodes_inc(vol);
 	return err;
