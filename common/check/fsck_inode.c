@@ -105,6 +105,7 @@ struct owner {
 
 struct copy {
 	uint64_t inum, logical, count;
+	uint64_t physical;	/* the shared blocks copied from */
 };
 
 enum phase { PH_MARK = 1, PH_OWNERS, PH_REPAIR };
@@ -1300,7 +1301,7 @@ static bool owner_gone(struct p4 *p, const struct owner *o)
 }
 
 static int copy_add(struct p4 *p, uint64_t inum, uint64_t logical,
-		    uint64_t count)
+		    uint64_t physical, uint64_t count)
 {
 	struct copy *v = grow(p->copies, &p->capcopies, p->ncopies,
 			      sizeof(*v), MAX_COPIES);
@@ -1309,8 +1310,16 @@ static int copy_add(struct p4 *p, uint64_t inum, uint64_t logical,
 		return -ENOSPC;
 	}
 	p->copies = v;
-	v[p->ncopies++] = (struct copy){ inum, logical, count };
+	v[p->ncopies++] = (struct copy){ inum, logical, count, physical };
 	return 0;
+}
+
+/* The atom table's data map can be rebuilt (map_mendable): its extents
+ * get copies as a file's do, from another owner or from each other. */
+static bool atom_extent(const struct p4 *p, const struct owner *o)
+{
+	return o->what == W_INTERNAL && o->inum == TUX3_ATABLE_INO &&
+	       !vtable_marked(p->vol);
 }
 
 /* One stretch [s, e) and the owners covering it: step 0 settles data
@@ -1355,7 +1364,8 @@ static int settle(struct p4 *p, int step, uint64_t s, uint64_t e,
 				r->flags = (r->flags & ~F_REBUILD) | F_DROP;
 				r->fixes++;
 			}
-		} else if (step == 1 && o->what == W_EXTENT) {
+		} else if (step == 1 && (o->what == W_EXTENT ||
+					 atom_extent(p, o))) {
 			struct rec *r = rec_get(p, o->inum);
 			bool fixable = r && p->ncopies < MAX_COPIES;
 			if (fsck_problem(p->f, P4_EXTENT_SHARED, fixable,
@@ -1364,7 +1374,7 @@ static int settle(struct p4 *p, int step, uint64_t s, uint64_t e,
 					 o->inum, s, e - s, desc)) {
 				r = rec_get(p, o->inum);
 				if (copy_add(p, o->inum,
-					     o->logical + (s - o->block),
+					     o->logical + (s - o->block), s,
 					     e - s)) {
 					p->f->res->unfixed++;
 					continue;
@@ -1616,6 +1626,124 @@ static const struct dwalk_ops rebuild_ops = {
 	.node = rel_node, .extent = rb_extent, .outside = skip_outside,
 };
 
+/*
+ * A versioned data map is rebuilt as the live version sees it, as a
+ * plain map: the rebuild writes no versioned records, so the snapshots'
+ * own extents of this file are released and the snapshots then read the
+ * live data.  Flattening every version's extents instead would hand the
+ * live version blocks it never had (a snapshot's extent damaged to cover
+ * other owners' blocks became live data beyond the size).
+ */
+struct live_view {
+	struct extent *seg;	/* by logical, then sorted by physical */
+	size_t n, cap;
+};
+
+static int live_add(void *ctx, const struct extent *x)
+{
+	struct live_view *v = ctx;
+	if (!x->physical)
+		return 0;	/* a hole */
+	struct extent *seg = grow(v->seg, &v->cap, v->n, sizeof(*seg),
+				  SIZE_MAX / sizeof(*seg));
+	if (!seg)
+		return -ENOMEM;
+	v->seg = seg;
+	v->seg[v->n++] = *x;
+	return 0;
+}
+
+static int cmp_physical(const void *a, const void *b)
+{
+	const struct extent *x = a, *y = b;
+	return x->physical < y->physical ? -1 : x->physical > y->physical;
+}
+
+/* Map one live segment, copying the pieces other owners keep. */
+static int live_map(struct p4 *p, struct inode *inode, const struct extent *x,
+		    const struct copy *k, size_t nk)
+{
+	uint64_t at = x->physical, end = x->physical + x->count;
+	while (at < end) {
+		uint64_t stop = end;
+		const struct copy *in = NULL;
+		for (size_t i = 0; i < nk; i++) {
+			uint64_t ks = k[i].physical, ke = ks + k[i].count;
+			if (ks <= at && at < ke) {
+				in = &k[i];
+				stop = ke < end ? ke : end;
+				break;
+			}
+			if (ks > at && ks < stop)
+				stop = ks;
+		}
+		uint64_t logical = x->logical + (at - x->physical);
+		int err = in ? copy_blocks(p, inode, logical, at, stop - at) :
+			  filemap_set(p->vol, inode, logical, at, stop - at);
+		if (err)
+			return err;
+		at = stop;
+	}
+	return 0;
+}
+
+/* The old map's blocks the live view does not keep are released. */
+static int rel_unless_live(struct dwalk *w, uint64_t logical,
+			   uint64_t physical, uint64_t count)
+{
+	const struct live_view *v = w->ctx;
+	uint64_t at = physical, end = physical + count;
+	(void)logical;
+	for (size_t i = 0; i < v->n && at < end; i++) {
+		uint64_t ls = v->seg[i].physical, le = ls + v->seg[i].count;
+		if (le <= at || ls >= end)
+			continue;
+		if (ls > at) {
+			int err = release(w->p, at, ls - at, false);
+			if (err)
+				return err;
+		}
+		at = le;
+	}
+	return at < end ? release(w->p, at, end - at, false) : 0;
+}
+
+static const struct dwalk_ops release_dead_ops = {
+	.node = rel_node, .extent = rel_unless_live, .outside = skip_outside,
+};
+
+/* Returns 1 when the old map is not versioned (the plain rebuild's). */
+static int rebuild_live_view(struct p4 *p, struct inode *inode, uint64_t old,
+			     const struct copy *k, size_t nk)
+{
+	struct tux3_volume *vol = p->vol;
+	struct inode t = { .inum = inode->inum, .dtree = old };
+	if (!vol->vt || !vfilemap_is_versioned(vol, &t)) {
+		tux3_clear_error(vol);
+		return 1;
+	}
+	struct live_view v = { 0 };
+	int err = vfilemap_walk(vol, &t, vol->vt, VERSION_ORIGIN, 0,
+				TUX3_KEY_LIMIT, live_add, &v);
+	if (err && err != -ENOMEM) {
+		/* unreadable as versions: every readable extent instead */
+		tux3_clear_error(vol);
+		free(v.seg);
+		return 1;
+	}
+	fsck_info(p->f, "inode %" PRIu64 ": its data map is versioned: it "
+		  "is rebuilt as the live version reads it, which the "
+		  "snapshots then read too", inode->inum);
+	for (size_t i = 0; i < v.n && !err; i++)
+		err = live_map(p, inode, &v.seg[i], k, nk);
+	if (!err && v.n > 1)
+		qsort(v.seg, v.n, sizeof(*v.seg), cmp_physical);
+	if (!err)
+		err = data_walk(p, inode->inum, old, &release_dead_ops, &v);
+	free(v.seg);
+	return err;
+}
+
 static int clear_inode(struct p4 *p, tux3_ino_t inum)
 {
 	struct tux3_volume *vol = p->vol;
@@ -1690,9 +1818,14 @@ static int mend_inode(struct p4 *p, const struct rec *r)
 			size_t n = lo;
 			while (n < p->ncopies && p->copies[n].inum == r->inum)
 				n++;
-			struct rebuild rb = { &inode, p->copies + lo, n - lo,
-					      0 };
-			err = data_walk(p, r->inum, old, &rebuild_ops, &rb);
+			err = rebuild_live_view(p, &inode, old, p->copies + lo,
+						n - lo);
+			if (err == 1) {
+				struct rebuild rb = { &inode, p->copies + lo,
+						      n - lo, 0 };
+				err = data_walk(p, r->inum, old, &rebuild_ops,
+						&rb);
+			}
 		}
 		if (inode.dtree)
 			inode.present |= 1u << ATTR_DATA_BTREE;

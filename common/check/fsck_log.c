@@ -182,7 +182,8 @@ static void scan_block(struct tux3_volume *vol, struct sblk *b)
  * Follow the chain from sb's logchain (the superblock's, or pass 2's
  * repaired fields; sb's logcount too), newest first, until the cycle's
  * first block (a block holding UNIFY begins the cycle with the first
- * block of its delta; mkfs's block links to 0), a link out of the volume,
+ * block of its delta; mkfs's block links to 0; the block the count ends
+ * at, if its link leads out of the volume), a link out of the volume,
  * a loop, an unreadable block or two damaged headers in a row (a damaged
  * header's link is followed once, to find what lies behind it).
  */
@@ -249,7 +250,11 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 		 * delta's first block is fine too: replay skips what comes
 		 * before the mark (pass 2 itself may leave it out). */
 		bool ends = s->n == sb->logcount;
-		if ((b->head_ok && !b->logchain) ||
+		/* the block the count ends at, linking nowhere: its link is
+		 * damaged (mkfs's block links to 0), the count decides */
+		bool nowhere = b->logchain < vol->reserved_blocks ||
+			       b->logchain >= vol->volblocks;
+		if ((b->head_ok && !b->logchain) || (ends && nowhere) ||
 		    (partial ? ends :
 			       unify && (b->starts_delta || ends))) {
 			s->start = (int)s->n - 1;
