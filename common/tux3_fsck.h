@@ -75,6 +75,10 @@ struct tux3_fsck_ops {
 	/* The run starts again from pass 1 (round 2, 3, ...) because a
 	 * repair failed or a failed one is tried again; why says which. */
 	void (*restart)(void *ctx, unsigned round, const char *why);
+	/* Fault injection for tests (as e2fsprogs' test I/O manager): called
+	 * after a repair of problem p worked; a negative errno makes the
+	 * engine treat that repair as failed (the round restarts). */
+	int (*repair_fault)(void *ctx, const struct tux3_fsck_problem_def *p);
 };
 
 #define TUX3_FSCK_PASSES 9

@@ -59,6 +59,8 @@ struct opts {
 	int unexpected;		/* -p met a problem it may not fix */
 	int test_kill_pass;	/* FSCK_TUX3_TEST_SIGNAL_PASS=N[:TERM]: */
 	int test_kill_sig;	/* raise SIGINT (SIGTERM) as pass N begins */
+	const char *test_fail;	/* FSCK_TUX3_TEST_FAIL_REPAIR=CODE: the */
+	int test_failed;	/* first repair of CODE fails (once) */
 	/* -t */
 	struct timespec t0, start;
 	long rss0;		/* peak RSS when the previous pass ended */
@@ -225,6 +227,17 @@ static void restart(void *ctx, unsigned round, const char *why)
 	else
 		say(o, "\nRestarting from pass 1 (round %u): %s\n\n", round,
 		    why);
+}
+
+/* The test hook FSCK_TUX3_TEST_FAIL_REPAIR: the first repair of that
+ * problem code fails, as one meeting more damage would. */
+static int repair_fault(void *ctx, const struct tux3_fsck_problem_def *p)
+{
+	struct opts *o = ctx;
+	if (!o->test_fail || o->test_failed || strcmp(p->code, o->test_fail))
+		return 0;
+	o->test_failed = 1;
+	return -EUCLEAN;
 }
 
 static void pass_end(void *ctx, unsigned pass)
@@ -565,6 +578,7 @@ int main(int argc, char **argv)
 		return EXIT_OPERATIONAL;
 	}
 	o.bar = o.progress_fd == 0 && isatty(STDOUT_FILENO);
+	o.test_fail = getenv("FSCK_TUX3_TEST_FAIL_REPAIR");
 	const char *k = getenv("FSCK_TUX3_TEST_SIGNAL_PASS");
 	if (k) {
 		o.test_kill_pass = atoi(k);
@@ -664,6 +678,7 @@ int main(int argc, char **argv)
 		.pass_begin = pass_begin, .pass_end = pass_end,
 		.problem = problem, .info = info, .progress = progress,
 		.cancelled = cancelled, .restart = restart,
+		.repair_fault = repair_fault,
 	};
 	enum tux3_fsck_mode mode = o.no ? TUX3_FSCK_CHECK :
 		use == USE_RO ? TUX3_FSCK_REPAIR_MOUNTED_RO : TUX3_FSCK_REPAIR;

@@ -359,6 +359,8 @@ static void repair_failed(struct fsck *f, int err,
 
 void fsck_fixed(struct fsck *f, int err)
 {
+	if (!err && f->ops->repair_fault && f->cur.id < P_COUNT)
+		err = f->ops->repair_fault(f->ctx, &table[f->cur.id]);
 	if (err < 0) {
 		repair_failed(f, err, &f->cur);
 		return;

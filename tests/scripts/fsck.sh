@@ -7,6 +7,9 @@
 # fsck.tux3 -fy must print expect.1 (exit code last) and a second run
 # expect.2 (clean, exit 0).  FSCK_TUX3_UPDATE=1 rewrites the expect files.
 # A corrupt script gets: tux3debug, the image, the build directory.
+# A case may hold `options` (fsck.tux3 options for every run), `log-crc`
+# (start from an image with log CRCs), `unrepairable` (exit 4 twice) and
+# `fault` (a problem code whose first repair fails in the first -fy run).
 #   sh tests/scripts/fsck.sh BUILD
 set -u
 build=${1:-build}
@@ -147,8 +150,13 @@ for d in tests/fsck/*/; do
 	"$fsck" -fn $opts "$img" > /dev/null 2>&1; rc=$?
 	{ [ $rc -eq 4 ] && [ "$(sha256sum < "$img")" = "$sum" ]; } ||
 		{ fail "case-$n" "-fn exit $rc, want 4 and no change"; continue; }
+	# a file `fault` names a problem code whose first repair the first
+	# -fy run makes fail (FSCK_TUX3_TEST_FAIL_REPAIR): the restart rounds
+	fault=
+	[ -f "$d/fault" ] && fault=$(cat "$d/fault")
 	# shellcheck disable=SC2086
-	{ "$fsck" -fy $opts "$img" 2>&1; echo "exit $?"; } |
+	{ env ${fault:+FSCK_TUX3_TEST_FAIL_REPAIR=$fault} "$fsck" -fy $opts \
+		"$img" 2>&1; echo "exit $?"; } |
 		sed "s#$img#test.img#g" > "$work/got.1"
 	# shellcheck disable=SC2086
 	{ "$fsck" -fy $opts "$img" 2>&1; echo "exit $?"; } |
