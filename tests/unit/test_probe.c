@@ -14,19 +14,16 @@ static const uint8_t test_uuid[16] = { 0x01, 0x23, 0x45, 0x67, 0x89, 0xab,
 				       0xcd, 0xef, 0x01, 0x23, 0x45, 0x67,
 				       0x89, 0xab, 0xcd, 0xef };
 
+/* A fresh volume whose label and UUID are then set by a commit, as
+ * tux3tune sets them (the copy written before the primary). */
 static void make_volume(unsigned bits, uint32_t compat, const char *label)
 {
-	uint64_t bytes = 4u << 20;
-	int fd = scratch_create();
-	CHECK(ftruncate(fd, (off_t)bytes) == 0);
-	close(fd);
-	struct tux3_mkfs_params p = { .blockbits = bits,
-				      .volblocks = bytes >> bits,
-				      .time_ns = 1, .compat = compat };
-	memcpy(p.uuid, test_uuid, 16);
-	snprintf(p.label, sizeof(p.label), "%s", label);
-	char err[300];
-	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
+	struct tux3_volume *vol;
+
+	scratch_volume(bits, 4u << 20, compat);
+	CHECK_EQ(tux3_open(scratch_path(), TUX3_OPEN_RDWR, &vol), 0);
+	CHECK_EQ(tux3_set_identity(vol, label, test_uuid), 0);
+	CHECK_EQ(tux3_umount(vol), 0);
 }
 
 static void read_head(uint8_t *head)
