@@ -13,7 +13,8 @@
 #                   the checks against e2fsck/btrfs check, version costs,
 #                   cp -a through tux3fuse against ext4 on loop and tmpfs
 #   make fuse       tux3fuse's tests and workloads at full size
-#   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages)
+#   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages,
+#                   the udev rule in UDEV_RULES_DIR)
 
 .DEFAULT_GOAL := all
 # Build on every core unless the caller chose (-j N).
@@ -41,7 +42,9 @@ PKGS_FUSE  = fuse3
 
 LIB_SRC   = $(wildcard common/*.c common/*/*.c)
 DEBUG_SRC = $(wildcard debugfs/*.c)
-MKFS_SRC  = $(wildcard mkfs/*.c)
+MKFS_SRC  = mkfs/mkfs.tux3.c mkfs/populate.c mkfs/mounted.c mkfs/uuid_arg.c
+TUNE_SRC  = mkfs/tux3tune.c mkfs/mounted.c mkfs/uuid_arg.c
+PROBE_SRC = mkfs/tux3probe.c
 FSCK_SRC  = $(wildcard fsck/*.c)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 DOT_SRC   = $(wildcard dump/tux3dot.c dump/dot_*.c)
@@ -49,6 +52,8 @@ IMAGE_SRC = $(wildcard dump/tux3image.c dump/image_*.c)
 FUSE_SRC  = $(wildcard fuse/*.c)
 # mount(8) looks for helpers in /sbin, whatever the PREFIX
 MOUNT_HELPER_DIR ?= /sbin
+# udev's rules for packages; 59- runs before 60-persistent-storage.rules
+UDEV_RULES_DIR ?= /usr/lib/udev/rules.d
 DUMP_H    = $(wildcard dump/*.h)
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
@@ -78,6 +83,9 @@ $(1)/tux3fuse: $$(patsubst %.c,$(1)/%.o,$$(FUSE_SRC)) $(1)/libtux3.a
 $(1)/mount.tux3: fuse/mount.tux3.sh
 	@mkdir -p $$(dir $$@)
 	sed 's|@SBINDIR@|$$(SBINDIR)|g' $$< > $$@ && chmod 755 $$@
+$(1)/59-tux3.rules: mkfs/59-tux3.rules.in
+	@mkdir -p $$(dir $$@)
+	sed 's|@SBINDIR@|$$(SBINDIR)|g' $$< > $$@
 $(1)/tux3image: $$(patsubst %.c,$(1)/%.o,$$(IMAGE_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^
 $(1)/tests/dotcount: tests/dotcount.c $(1)/libtux3.a | deps
@@ -89,6 +97,10 @@ $(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
 $(1)/tux3debug: $$(patsubst %.c,$(1)/%.o,$$(DEBUG_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DEBUG))
 $(1)/mkfs.tux3: $$(patsubst %.c,$(1)/%.o,$$(MKFS_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
+$(1)/tux3tune: $$(patsubst %.c,$(1)/%.o,$$(TUNE_SRC)) $(1)/libtux3.a
+	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs uuid)
+$(1)/tux3probe: $$(patsubst %.c,$(1)/%.o,$$(PROBE_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
 $(1)/fsck.tux3: $$(patsubst %.c,$(1)/%.o,$$(FSCK_SRC)) $(1)/libtux3.a
 	$$(CC) $(2) -o $$@ $$^
@@ -117,6 +129,7 @@ $(1)/tests/crash/crashsim: tests/crash/crashsim.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
+	$(1)/tux3tune $(1)/tux3probe $(1)/59-tux3.rules \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
 	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
@@ -239,6 +252,8 @@ install: $(BUILD)-all
 	install -m 755 $(BUILD)/tux3debug $(DESTDIR)$(SBINDIR)/tux3debug
 	install -m 755 $(BUILD)/mkfs.tux3 $(DESTDIR)$(SBINDIR)/mkfs.tux3
 	install -m 755 $(BUILD)/fsck.tux3 $(DESTDIR)$(SBINDIR)/fsck.tux3
+	install -m 755 $(BUILD)/tux3tune $(DESTDIR)$(SBINDIR)/tux3tune
+	install -m 755 $(BUILD)/tux3probe $(DESTDIR)$(SBINDIR)/tux3probe
 	install -m 755 $(BUILD)/tux3dot $(DESTDIR)$(SBINDIR)/tux3dot
 	install -m 755 $(BUILD)/tux3image $(DESTDIR)$(SBINDIR)/tux3image
 	install -m 755 $(BUILD)/tux3fuse $(DESTDIR)$(SBINDIR)/tux3fuse
@@ -246,6 +261,8 @@ install: $(BUILD)-all
 	sed 's|@SBINDIR@|$(SBINDIR)|g' fuse/mount.tux3.sh > $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3
 	chmod 755 $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
+	install -d $(DESTDIR)$(UDEV_RULES_DIR)
+	install -m 644 $(BUILD)/59-tux3.rules $(DESTDIR)$(UDEV_RULES_DIR)/59-tux3.rules
 
 clean:
 	rm -rf $(BUILD) build-asan

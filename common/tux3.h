@@ -202,6 +202,39 @@ int tux3_set_identity(struct tux3_volume *vol, const char *label,
 		      const uint8_t *uuid);
 
 /*
+ * The probe (common/probe.c): is there a Tux3 volume on path, and what
+ * are its UUID and label?  One read of the first TUX3_PROBE_HEAD bytes,
+ * without the volume lock (a mounted volume is probed too), without
+ * replay, trusting no field: what udev rules and mount helpers run on
+ * every device.  The primary superblock counts while it has a Tux3
+ * magic, else a secondary copy that decodes (doc/format.md 15.3).  The
+ * identity is the extension record of the superblock used, or the
+ * copy's when the primary's record is damaged.  Returns 1 for Tux3 (p
+ * filled), 0 for anything else (too short, no magic, no copy), or a
+ * negative errno (cannot open or read; -ENODEV: neither a regular file
+ * nor a block device).
+ */
+#define TUX3_PROBE_HEAD 8192
+enum tux3_probe_source {
+	TUX3_PROBE_NONE,
+	TUX3_PROBE_PRIMARY,	/* the superblock at byte 4096 */
+	TUX3_PROBE_SECONDARY,	/* its copy at byte 1024 (SB_BACKUP) */
+};
+struct tux3_probe {
+	enum tux3_probe_source super;	/* the superblock that said Tux3 */
+	enum tux3_probe_source ident;	/* where id came from (NONE: none) */
+	int versions;		/* a volume with versions (format.md 17.4) */
+	int geometry_ok;	/* blockbits and volblocks are possible */
+	unsigned blockbits;	/* as stored */
+	uint64_t volblocks;	/* as stored */
+	struct tux3_identity id;	/* id.present 0 without a record */
+};
+int tux3_probe(const char *path, struct tux3_probe *p);
+/* The same on bytes already read from offset 0 (len < TUX3_PROBE_HEAD:
+ * not Tux3). */
+int tux3_probe_head(const uint8_t *head, size_t len, struct tux3_probe *p);
+
+/*
  * mkfs (common/write/mkfs.c): write an empty volume exactly as the reference
  * mkfs lays it out (doc/format.md 2.1), plus our extension record.
  * path must exist (an image file is extended to volblocks << blockbits;

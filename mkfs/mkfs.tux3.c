@@ -24,12 +24,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <uuid.h>
 #include "tux3.h"
+#include "mounted.h"
 #include "populate.h"
+#include "uuid_arg.h"
 
 #define PROG "mkfs.tux3"
 #define EXIT_USAGE 2
@@ -201,36 +202,12 @@ static void format_size(uint64_t bytes, char *buf, size_t len)
 /* Is the block device (rdev), or the image file (path), mounted? */
 static int check_mounted(const char *path, const struct stat *st)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192], real[PATH_MAX];
-	bool have_real = realpath(path, real) != NULL;
-	int found = 0;
+	char mnt[4096];
 
-	if (!f)
+	if (!device_mounted(path, st, mnt, sizeof(mnt)))
 		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned maj, min;
-		char mnt[4096] = "";
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min,
-			   mnt) < 2)
-			continue;
-		char *sep = strstr(line, " - ");
-		char src[4096] = "";
-		if (sep)
-			sscanf(sep + 3, "%*s %4095s", src);
-		if (S_ISBLK(st->st_mode)) {
-			if (makedev(maj, min) == st->st_rdev)
-				found = 1;
-			else if (have_real && !strcmp(src, real))
-				found = 1;
-		} else if (have_real && !strcmp(src, real)) {
-			found = 1;
-		}
-		if (found)
-			error("%s is mounted on %s", path, mnt);
-	}
-	fclose(f);
-	return found;
+	error("%s is mounted on %s", path, mnt);
+	return 1;
 }
 
 /* An existing Tux3 volume: our magic at byte 4096. */
@@ -481,13 +458,7 @@ int main(int argc, char **argv)
 	}
 
 	/* UUID */
-	if (!strcmp(uuid_arg, "random"))
-		uuid_generate_random(p.uuid);
-	else if (!strcmp(uuid_arg, "time"))
-		uuid_generate_time(p.uuid);
-	else if (!strcmp(uuid_arg, "clear"))
-		memset(p.uuid, 0, 16);
-	else if (uuid_parse(uuid_arg, p.uuid)) {
+	if (uuid_from_arg(uuid_arg, p.uuid)) {
 		error("bad UUID '%s'", uuid_arg);
 		return EXIT_USAGE;
 	}

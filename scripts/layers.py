@@ -38,7 +38,7 @@ RANKS = {
     1: "super.c superext.c sb2.c bnode.c ileaf.c dleaf.c iattr.c"
        " dirent.c log.c fields.c",                                   # format
     2: "btree.c inode.c filemap.c namei.c xattr.c orphan.c replay.c"
-       " replay_steps.c logscan.c bitmap.c dir.c atom.c raw.c",      # core
+       " replay_steps.c logscan.c bitmap.c dir.c atom.c raw.c probe.c",  # core
     3: "btree_edit.c balloc.c commit.c log_write.c logwrite.c"
        " inode_write.c filemap_write.c namei_write.c orphan_write.c"
        " atom_write.c xattr_write.c data_write.c raw_write.c"
