@@ -40,6 +40,7 @@ need_cmd xfs_io xfsprogs
 need_cmd sqlite3 sqlite3
 need_cmd git git
 need_cmd setfattr attr
+need_cmd udevadm udev
 
 # de-duplicate
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')

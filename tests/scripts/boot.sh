@@ -7,7 +7,13 @@
 # with -t tux3 runs nothing; no type and no fstab line runs fsck.ext2);
 # mount.tux3's exit codes (1 usage, 32 failure, nofail), options dropped,
 # UUID= found by tux3probe and mounted through FUSE (root, loop, FUSE);
-# by-uuid links and fsck -A with UUID= where udevd runs (SKIP otherwise).
+# with a udevd (the running one, else a private one started and stopped
+# here; SKIP where none can run): by-uuid/by-label links, lsblk -f,
+# fsck -t tux3 UUID=, fsck -A with a UUID= line, systemd-fsck's form with
+# a UUID= line (runs fsck.ext2: the trap) and with a by-uuid link line,
+# and mount(8) through mount.tux3 (put in /sbin for the test when none is
+# there): -t tux3 UUID=/LABEL=, --fstab -a, --fstab DIR, and no -t with
+# /etc/filesystems listing tux3 (in a mount namespace).
 #   sh tests/scripts/boot.sh BUILD
 set -u
 build=$(cd "${1:-build}" && pwd)
@@ -15,6 +21,7 @@ mkfs=$build/mkfs.tux3
 fsck_tux3=$build/fsck.tux3
 mnt_helper=$build/mount.tux3
 t=boot
+. "$(dirname "$0")/lib/udevd.sh"
 
 pass() { echo "PASS $t/$1"; }
 fail() { echo "FAIL $t/$1: $2"; }
@@ -25,11 +32,12 @@ done
 work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/boot.XXXXXX") ||
 	{ echo "FAIL boot/scratch: cannot make a directory under ${TUX3_SCRATCH:-/tmp}"; exit 1; }
 work=$(cd "$work" && pwd)
-loopdev= mounted=
+loopdev= mounted= helper=
 cleanup() {
 	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
 	[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
-	rm -f /run/udev/rules.d/59-tux3-boot-test.rules 2>/dev/null
+	udevd_down
+	[ -n "$helper" ] && grep -q "^# $work: " "$helper" && rm -f "$helper"
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -121,24 +129,82 @@ else
 	fail mount-uuid "$(cat "$work/err")"
 fi
 
-# ---- udev: by-uuid links, lsblk -f, fsck -A by UUID= ----
-if ! command -v udevadm >/dev/null 2>&1 || [ ! -S /run/udev/control ]; then
-	skip udev "no udevd running here (udevadm or /run/udev/control missing)"
-	exit 0
+# ---- udev: by-uuid links, lsblk -f, mount(8) and fsck by UUID= ----
+# (the udevd running here, else a private one this test starts and stops)
+sed "s|/[^ \"]*/tux3probe|$build/tux3probe|" "$build/59-tux3.rules" > "$work/59-tux3.rules"
+if ! udevd_up; then
+	skip udev "$udevd_why"; exit 0
 fi
-sed "s|/[^ \"]*/tux3probe|$build/tux3probe|" "$build/59-tux3.rules" \
-	> /run/udev/rules.d/59-tux3-boot-test.rules
-udevadm control --reload
-udevadm trigger --action=change --settle "$loopdev" 2>/dev/null ||
-	{ udevadm trigger --action=change "$loopdev"; udevadm settle; }
-if [ -L "/dev/disk/by-uuid/$uuid" ] && [ -L /dev/disk/by-label/bootvol ]; then
+udevd_rule "$work/59-tux3.rules" 59-tux3-boot-test.rules ||
+	{ skip udev "cannot install a rule in /run/udev/rules.d"; exit 0; }
+udevd_settle "$loopdev"
+if [ "$(readlink -f "/dev/disk/by-uuid/$uuid")" = "$loopdev" ] &&
+   [ "$(readlink -f /dev/disk/by-label/bootvol)" = "$loopdev" ]; then
 	pass udev-links
 else
-	fail udev-links "no /dev/disk/by-uuid/$uuid"
+	fail udev-links "no /dev/disk/by-uuid/$uuid or by-label/bootvol -> $loopdev"
 fi
 lsblk -f -n -o NAME,FSTYPE,LABEL,UUID "$loopdev" | grep -q "tux3 *bootvol *$uuid" &&
 	pass lsblk || fail lsblk "$(lsblk -f "$loopdev")"
-printf 'UUID=%s /mnt tux3 defaults 0 2\n' $uuid > "$work/fstab-uuid"
+# fsck(8) learns the type from -t or an fstab line (libblkid knows no
+# Tux3; without either it runs fsck.ext2, the trap above)
+fsck -t tux3 -n UUID=$uuid > "$work/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "$loopdev: clean" "$work/out" && pass fsck-uuid ||
+	fail fsck-uuid "exit $rc: $(tail -1 "$work/out")"
+printf 'UUID=%s %s tux3 defaults 0 2\n' $uuid "$work/mnt" > "$work/fstab-uuid"
+# systemd-fsck's form names the device: fsck(8) matches it to a UUID=
+# line only through libblkid, which cannot read a Tux3 UUID, and runs
+# fsck.ext2 (the trap fsck.tux3(8) documents); a line naming the
+# /dev/disk/by-uuid link is matched by path and runs fsck.tux3
+FSTAB_FILE=$work/fstab-uuid fsck -N -a -T -l -M -C3 "$loopdev" 3>/dev/null > "$work/out" 2>&1
+grep -q "fsck.ext2 .*$loopdev" "$work/out" && pass trap-systemd-uuid ||
+	fail trap-systemd-uuid "fsck now finds the UUID= line: $(tail -1 "$work/out")"
+printf '/dev/disk/by-uuid/%s %s tux3 defaults 0 2\n' $uuid "$work/mnt" > "$work/fstab-link"
+FSTAB_FILE=$work/fstab-link fsck -a -T -l -M -C3 "$loopdev" 3>/dev/null > "$work/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "$loopdev: clean" "$work/out" && pass systemd-form-by-uuid-link ||
+	fail systemd-form-by-uuid-link "exit $rc: $(tail -1 "$work/out")"
 FSTAB_FILE=$work/fstab-uuid fsck -A -T -a -C0 > "$work/out" 2>&1; rc=$?
-[ $rc -eq 0 ] && grep -q clean "$work/out" && pass fsck-A-uuid ||
+[ $rc -eq 0 ] && grep -q "$loopdev: clean" "$work/out" && pass fsck-A-uuid ||
 	fail fsck-A-uuid "exit $rc: $(head -2 "$work/out")"
+# mount(8) runs helpers from /sbin only: this build's mount.tux3 there for
+# the test, unless one is installed (never replaced)
+if [ -e /sbin/mount.tux3 ]; then
+	skip mount8 "/sbin/mount.tux3 is installed; the test does not replace it"; exit 0
+fi
+printf '#!/bin/sh\n# %s: boot.sh test helper\nTUX3FUSE=%s TUX3PROBE=%s exec %s "$@"\n' \
+	"$work" "$build/tux3fuse" "$build/tux3probe" "$mnt_helper" > /sbin/mount.tux3 &&
+	chmod 755 /sbin/mount.tux3 && helper=/sbin/mount.tux3 ||
+	{ skip mount8 "cannot write /sbin/mount.tux3"; exit 0; }
+# mount8 NAME ARGS...: mount(8) with ARGS mounts the volume on $work/mnt
+mount8() {
+	_name=$1; shift
+	if mount "$@" > "$work/err" 2>&1; then
+		mounted=$work/mnt
+		grep -q " $work/mnt .* fuse.tux3 $loopdev " /proc/self/mountinfo &&
+			pass "$_name" || fail "$_name" "not in mountinfo"
+		umount "$work/mnt" && mounted=
+		# umount returns before tux3fuse has let go of the volume
+		_n=0
+		until flock -n "$loopdev" true 2>/dev/null || [ $_n -ge 50 ]; do
+			sleep 0.1; _n=$((_n + 1))
+		done
+	else
+		fail "$_name" "$(tail -1 "$work/err")"
+	fi
+}
+mount8 mount8-uuid -t tux3 UUID=$uuid "$work/mnt"
+mount8 mount8-label -t tux3 LABEL=bootvol "$work/mnt"
+mount8 mount8-fstab-a --fstab "$work/fstab-uuid" -a
+mount8 mount8-fstab-dir --fstab "$work/fstab-uuid" "$work/mnt"
+# no -t and no fstab line: libmount tries the types /etc/filesystems
+# lists; one that lists tux3 (a private one, in a mount namespace)
+if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
+	printf 'tux3\n*\n' > "$work/filesystems"
+	unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /etc/filesystems 2>/dev/null ||
+		{ mount -t tmpfs none /etc && cp "$1" /etc/filesystems; } &&
+		mount UUID="$2" "$3" && grep -q " $3 .* fuse.tux3 " /proc/self/mountinfo &&
+		umount "$3"' sh "$work/filesystems" $uuid "$work/mnt" > "$work/err" 2>&1 &&
+		pass mount8-no-type || fail mount8-no-type "$(tail -1 "$work/err")"
+else
+	skip mount8-no-type "unshare -m not possible here"
+fi

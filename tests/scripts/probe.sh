@@ -9,7 +9,10 @@
 # probe and clean for fsck, refused on a volume in use.  On a loop device
 # (root): the probe through the device node, -t UUID= found by the scan
 # of /proc/partitions, and the udev rule by `udevadm test` where udevadm
-# exists (SKIP otherwise).
+# exists, then by a udevd (the running one, else a private one the test
+# starts and stops): the tux3 properties in udev's database, the by-uuid
+# and by-label links, libblkid's properties alone for a device ext4 and
+# Tux3 both claim (SKIP where udevadm or a udevd cannot be had).
 #   sh tests/scripts/probe.sh BUILD
 set -u
 build=${1:-build}
@@ -19,6 +22,7 @@ mkfs=$build/mkfs.tux3
 fsck=$build/fsck.tux3
 dbg=$build/tux3debug
 t=probe
+. "$(dirname "$0")/lib/udevd.sh"
 
 pass() { echo "PASS $t/$1"; }
 fail() { echo "FAIL $t/$1: $2"; }
@@ -31,6 +35,7 @@ work=$(mktemp -d "${TUX3_SCRATCH:-/tmp}/probe.XXXXXX") ||
 loopdev=
 cleanup() {
 	[ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
+	udevd_down
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -213,18 +218,44 @@ echo "$out" | grep -qx "$loopdev" && pass loop-scan-label ||
 if ! command -v udevadm >/dev/null 2>&1; then
 	skip udev "udevadm missing (package udev not installed)"; exit 0
 fi
-# `udevadm test` runs the rules once without udevd, our rule put in a
-# rules directory of its own beside the system's
+# the rule with this build's tux3probe, in /run/udev/rules.d
 sed "s|/[^ \"]*/tux3probe|$(cd "$build" && pwd)/tux3probe|" "$build/59-tux3.rules" \
 	> "$work/59-tux3.rules"
-if [ -w /run ]; then
-	mkdir -p /run/udev/rules.d
-	cp "$work/59-tux3.rules" /run/udev/rules.d/59-tux3-test.rules
-	udevadm test "/sys/class/block/${loopdev#/dev/}" > "$work/udev" 2>&1
-	rm -f /run/udev/rules.d/59-tux3-test.rules
-	grep -q "ID_FS_UUID_ENC=$uuid" "$work/udev" &&
-	grep -q "disk/by-uuid/$uuid" "$work/udev" && pass udev-test ||
-		fail udev-test "$(grep -i 'tux3\|ID_FS' "$work/udev" | head -5)"
+if ! udevd_rule "$work/59-tux3.rules" 59-tux3-test.rules; then
+	skip udev "cannot install a rule in /run/udev/rules.d"; exit 0
+fi
+# `udevadm test` runs the rules once, no udevd needed
+udevadm test "/sys/class/block/${loopdev#/dev/}" > "$work/udev" 2>&1
+grep -q "ID_FS_UUID_ENC=$uuid" "$work/udev" &&
+grep -q "disk/by-uuid/$uuid" "$work/udev" && pass udev-test ||
+	fail udev-test "$(grep -i 'tux3\|ID_FS' "$work/udev" | head -5)"
+# a udevd (the running one, or a private one for this test): the
+# properties in udev's database, the links, and a device libblkid knows
+# keeps libblkid's properties alone
+if ! udevd_up; then
+	skip udev-daemon "$udevd_why"; exit 0
+fi
+udevd_settle "$loopdev"
+udevadm info --query=property "$loopdev" > "$work/props" 2>&1
+grep -qx ID_FS_TYPE=tux3 "$work/props" && grep -qx "ID_FS_UUID=$uuid" "$work/props" &&
+	grep -qx ID_FS_LABEL=vol_4096 "$work/props" && pass udev-db ||
+	fail udev-db "$(grep ID_FS "$work/props" | tr '\n' ' ')"
+[ "$(readlink -f "/dev/disk/by-uuid/$uuid")" = "$loopdev" ] &&
+[ "$(readlink -f '/dev/disk/by-label/vol\x204096')" = "$loopdev" ] && pass udev-links ||
+	fail udev-links "$(ls /dev/disk/by-uuid /dev/disk/by-label 2>&1 | tr '\n' ' ')"
+if [ -f "$work/mix.img" ]; then
+	mixdev=$(losetup -f --show "$work/mix.img" 2>/dev/null)
+	if [ -n "$mixdev" ]; then
+		udevd_settle "$mixdev"
+		props=$(udevadm info --query=property "$mixdev" | grep '^ID_FS_')
+		losetup -d "$mixdev"
+		# printf: the ext4 label holds a \c that echo would obey
+		printf '%s\n' "$props" | grep -qx ID_FS_TYPE=ext4 &&
+		! printf '%s\n' "$props" | grep -q "tux3\|$uuid\|vol" && pass udev-foreign ||
+			fail udev-foreign "$(printf '%s ' "$props")"
+	else
+		skip udev-foreign "cannot attach a second loop device"
+	fi
 else
-	skip udev-test "/run not writable"
+	skip udev-foreign "no ext4 image (mkfs.ext4 missing)"
 fi
