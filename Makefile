@@ -113,6 +113,9 @@ $(1)/tests/corrupt: tests/corrupt.c $(1)/libtux3.a
 $(1)/tests/vbench: tests/vbench.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
+$(1)/tests/dirbench: tests/dirbench.c $(1)/libtux3.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
 $(1)/tests/mkvtable: tests/mkvtable.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
@@ -135,6 +138,7 @@ $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
 	$$(if $$(wildcard tests/vfsfuzz.c),$(1)/tests/vfsfuzz) \
 	$$(if $$(wildcard tests/vbench.c),$(1)/tests/vbench) \
+	$$(if $$(wildcard tests/dirbench.c),$(1)/tests/dirbench) \
 	$$(if $$(wildcard tests/fuse_posix.c),$(1)/tests/fuse_posix) \
 	$$(if $$(wildcard tests/fuse_roundtrip.c),$(1)/tests/fuse_roundtrip) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \

@@ -169,6 +169,20 @@ typedef int (*dirent_bad_fn)(void *ctx, const struct tux3_error *err,
 			     uint64_t logical, uint64_t blocknr);
 int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
 			dirent_fn fn, dirent_bad_fn bad, void *ctx);
+/* Every block of a directory in order (holes skipped), read into one
+ * buffer: fn gets it with the read's result; its non-zero return ends
+ * the walk. */
+typedef int (*dir_block_fn)(void *ctx, uint64_t logical, uint64_t physical,
+			    const uint8_t *blk, int read_err);
+int dir_walk_blocks(struct tux3_volume *vol, const struct inode *dir,
+		    dir_block_fn fn, void *ctx);
+/* One block of a directory by its logical number, counted in
+ * vol->dir_block_reads as the walks count theirs. */
+int dir_read_block(struct tux3_volume *vol, const struct inode *dir,
+		   uint64_t logical, uint8_t *buf);
+
+/* ---- dir_index.c ---- */
+#include "dir_index.h"
 
 /* ---- namei.c ---- */
 void inode_to_stat(struct tux3_volume *vol, const struct inode *inode,

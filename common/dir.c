@@ -9,8 +9,7 @@
 struct dir_walk {
 	struct tux3_volume *vol;
 	const struct inode *dir;
-	dirent_fn fn;
-	dirent_bad_fn bad;	/* NULL: the first bad block ends the walk */
+	dir_block_fn fn;
 	void *ctx;
 	uint8_t *buf;
 };
@@ -26,30 +25,21 @@ static int dir_extent(void *ctx, const struct extent *x)
 		uint64_t logical = x->logical + i;
 		if (logical << vol->blockbits >= w->dir->size)
 			break;
+		vol->dir_block_reads++;
 		int r = vol_read_block(vol, x->physical + i, w->buf);
-		if (!r)
-			r = dirblock_iterate(vol, w->buf, vol->blocksize,
-					     logical << vol->blockbits,
-					     x->physical + i, w->dir->inum,
-					     w->fn, w->ctx);
-		if (r == -EUCLEAN && w->bad) {
-			/* report the block and go on with the next one */
-			r = w->bad(w->ctx, &vol->error, logical,
-				   x->physical + i);
-			tux3_clear_error(vol);
-		}
+		r = w->fn(w->ctx, logical, x->physical + i, w->buf, r);
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
-int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
-			dirent_fn fn, dirent_bad_fn bad, void *ctx)
+int dir_walk_blocks(struct tux3_volume *vol, const struct inode *dir,
+		    dir_block_fn fn, void *ctx)
 {
 	unsigned bs = vol->blocksize;
 	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
-	struct dir_walk w = { vol, dir, fn, bad, ctx, malloc(bs) };
+	struct dir_walk w = { vol, dir, fn, ctx, malloc(bs) };
 
 	if (!w.buf)
 		return -ENOMEM;
@@ -58,8 +48,48 @@ int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
 	return r;
 }
 
+struct dir_records {
+	const struct inode *dir;
+	dirent_fn fn;
+	dirent_bad_fn bad;	/* NULL: the first bad block ends the walk */
+	void *ctx;
+	struct tux3_volume *vol;
+};
+
+static int dir_block_records(void *ctx, uint64_t logical, uint64_t physical,
+			     const uint8_t *blk, int read_err)
+{
+	struct dir_records *d = ctx;
+	struct tux3_volume *vol = d->vol;
+	int r = read_err;
+	if (!r)
+		r = dirblock_iterate(vol, blk, vol->blocksize,
+				     logical << vol->blockbits, physical,
+				     d->dir->inum, d->fn, d->ctx);
+	if (r == -EUCLEAN && d->bad) {
+		/* report the block and go on with the next one */
+		r = d->bad(d->ctx, &vol->error, logical, physical);
+		tux3_clear_error(vol);
+	}
+	return r;
+}
+
+int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
+			dirent_fn fn, dirent_bad_fn bad, void *ctx)
+{
+	struct dir_records d = { dir, fn, bad, ctx, vol };
+	return dir_walk_blocks(vol, dir, dir_block_records, &d);
+}
+
 int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 		dirent_fn fn, void *ctx)
 {
 	return dir_iterate_salvage(vol, dir, fn, NULL, ctx);
+}
+
+int dir_read_block(struct tux3_volume *vol, const struct inode *dir,
+		   uint64_t logical, uint8_t *buf)
+{
+	vol->dir_block_reads++;
+	return filemap_read_block(vol, dir, logical, buf);
 }

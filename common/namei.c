@@ -33,7 +33,14 @@ int tux3_lookup(struct tux3_volume *vol, tux3_ino_t dirino, const char *name,
 	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
-	err = dir_iterate(vol, &dir, lookup_entry, &l);
+	struct dirent_info d;
+	err = dir_index_find(vol, &dir, name, (unsigned)len, &d);
+	if (err == DIR_INDEX_NONE)
+		err = dir_iterate(vol, &dir, lookup_entry, &l);
+	else if (!err)
+		l.ino = d.inum, err = 1;	/* found, as lookup_entry says */
+	else if (err == -ENOENT)
+		err = 0;
 	inode_free(&dir);
 	if (err < 0)
 		return err;

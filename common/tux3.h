@@ -104,6 +104,14 @@ int tux3_umount(struct tux3_volume *vol);
  * default), for a long-lived user such as tux3fuse.  Write-through: the
  * device never differs from it. */
 int tux3_set_cache(struct tux3_volume *vol, size_t bytes);
+/* The in-memory directory index: a directory of min_blocks blocks or
+ * more gets a hash index of its names at its first lookup, so lookups,
+ * creates and unlinks in it read one block; all indexes together are
+ * kept under max_bytes (0: the default, 64 MiB), the least recently used
+ * dropped first.  min_blocks 0 switches it off.  The default is on, 4
+ * blocks.  Nothing on disk depends on it. */
+int tux3_set_dir_index(struct tux3_volume *vol, unsigned min_blocks,
+		       size_t max_bytes);
 /* Reads of one block the cache answered, and those it did not. */
 void tux3_cache_stats(const struct tux3_volume *vol, uint64_t *hits,
 		      uint64_t *misses);

@@ -317,6 +317,7 @@ void tux3_close(struct tux3_volume *vol)
 	if (!vol)
 		return;
 	wlog_free(&vol->wlog);
+	dir_index_free(vol);
 	free(vol->open);
 	blockset_free(&vol->fresh);
 	for (unsigned i = 0; i < vol->logcount && vol->log; i++)

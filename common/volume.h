@@ -201,6 +201,9 @@ struct replay_salvage {
 	unsigned ngaps, gapcap;
 };
 
+/* The in-memory directory indexes (dir_index.c): private to it. */
+struct dir_index_set;
+
 /* An open volume: the handle of the public API (tux3.h). */
 struct tux3_volume {
 	struct device dev;
@@ -264,6 +267,9 @@ struct tux3_volume {
 	unsigned ndeunify, deunify_cap;
 
 	uint64_t inode_loads;		/* work counter: inode_load calls */
+	uint64_t dir_block_reads;	/* work counter: directory blocks read
+					 * (dir.c) */
+	struct dir_index_set *dirindex;	/* dir_index.c; NULL until used */
 	struct tux3_error error;
 	char **warnings;
 	uint8_t *warning_sources;	/* enum tux3_warning_source, per warning */

@@ -10,8 +10,8 @@
 # default 100, seed 1; make fuzz-fsck runs it in full) and its summary,
 # the repair rate among it.  Then the
 # versioned layers' costs, and cp -a /usr/share/doc through tux3fuse
-# against ext4 on a loop device and tmpfs (as root).  Not part of the
-# test count.
+# against ext4 on a loop device and tmpfs (as root).  Last, one big
+# directory (dir_bench).  Not part of the test count.
 set -u
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -364,3 +364,68 @@ fuse_round_trips() {
 	rm -f "$img"
 }
 fuse_bench
+
+# ---- one big directory (issue 24): the in-memory directory index ----
+# Through the library (tests/dirbench: create, lookup of existing and
+# missing names, rename, unlink; microseconds and directory blocks read
+# per operation, index on and off), then creating BENCH_DIR_SIZES files
+# with open(O_CREAT) in one directory of a tux3fuse mount beside ext4 on
+# a loop device (as root), and stat of every name.
+dir_bench() {
+	sizes=${BENCH_DIR_SIZES:-5000 20000 50000}
+	dirbench="$top/$build/tests/dirbench"
+	if [ -x "$dirbench" ]; then
+		for n in $sizes; do
+			echo "== library: $n files in one directory"
+			"$dirbench" "$work/d.img" "$n"
+			[ "$n" -le 20000 ] && "$dirbench" "$work/d.img" "$n" off
+			rm -f "$work/d.img"
+		done
+	fi
+	fuse="$top/$build/tux3fuse"
+	if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ] || [ ! -x "$fuse" ] ||
+	   ! command -v python3 >/dev/null 2>&1; then
+		echo "dir bench through tux3fuse: skipped (needs root, /dev/fuse, python3)"
+		return 0
+	fi
+	img=$work/dir.img fmnt=$work/fmnt
+	mkdir -p "$fmnt"
+	echo "== one directory through tux3fuse and ext4 (loop): create, then stat every name"
+	printf '%-10s %8s %12s %12s %12s\n' target files create stat "create/ext4"
+	for n in $sizes; do
+		ext=
+		for fs in ext4 tux3fuse; do
+			rm -f "$img"
+			size=$((256 + n / 64))m
+			case $fs in
+			tux3fuse) "$mkfs_tux3" -q "$img" "$size" &&
+				  "$fuse" "$img" "$fmnt" ;;
+			ext4) truncate -s "$size" "$img" &&
+			      mkfs.ext4 -q -F "$img" >/dev/null 2>&1 &&
+			      mount -o loop "$img" "$fmnt" ;;
+			esac || { echo "$fs: cannot mount"; continue; }
+			set -- $(python3 - "$fmnt/d" "$n" <<'PY'
+import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+os.mkdir(d)
+t = time.monotonic()
+for i in range(n):
+    os.close(os.open("%s/f%08d" % (d, i), os.O_CREAT | os.O_WRONLY, 0o644))
+c = time.monotonic() - t
+t = time.monotonic()
+for i in range(n):
+    os.stat("%s/f%08d" % (d, i))
+print("%.3f %.3f" % (c, time.monotonic() - t))
+PY
+)
+			umount "$fmnt"
+			[ $fs = tux3fuse ] && flock -x "$img" true
+			[ $fs = ext4 ] && ext=$1
+			ratio=-
+			[ -n "$ext" ] && ratio=$(awk "BEGIN{printf \"%.2f\", $1 / $ext}")
+			printf '%-10s %8s %11ss %11ss %12s\n' "$fs" "$n" "$1" "$2" "$ratio"
+		done
+	done
+	rm -f "$img"
+}
+dir_bench

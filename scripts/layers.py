@@ -38,7 +38,8 @@ RANKS = {
     1: "super.c superext.c sb2.c bnode.c ileaf.c dleaf.c iattr.c"
        " dirent.c log.c fields.c",                                   # format
     2: "btree.c inode.c filemap.c namei.c xattr.c orphan.c replay.c"
-       " replay_steps.c logscan.c bitmap.c dir.c atom.c raw.c probe.c",  # core
+       " replay_steps.c logscan.c bitmap.c dir.c dir_index.c atom.c raw.c"
+       " probe.c",  # core
     3: "btree_edit.c balloc.c commit.c log_write.c logwrite.c"
        " inode_write.c filemap_write.c namei_write.c orphan_write.c"
        " atom_write.c xattr_write.c data_write.c raw_write.c"
@@ -54,6 +55,7 @@ FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "write": 3, "version": 4,
 PUBLIC_HEADERS = {"tux3.h", "tux3_fields.h", "tux3_fsck.h", "tux3_walk.h"}
 UMBRELLA_HEADERS = set()
 HEADER_RANKS = {"volume.h": 0, "record.h": 0, "endian.h": 1, "core.h": 2,
+                "dir_index.h": 2,
                 "version.h": 4, "vfilemap.h": 4, "vleaf.h": 4,
                 "internal.h": 5, "fsck_internal.h": 6}
 DEFAULT_RANK = 2

@@ -19,24 +19,9 @@
 #include <string.h>
 #include <time.h>
 #include "internal.h"
+#include "bench.h"
 #include "version/version.h"
 #include "version/vfilemap.h"
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng = 88172645463325252ull;
-static unsigned rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
 
 /* n snapshots: of the origin each time (a chain n deep: the worst path)
  * or of random snapshots (bushy).  Address A: every version wrote it (n

@@ -74,11 +74,6 @@ int dirblock_iterate(struct tux3_volume *vol, const uint8_t *blk,
  * block.  A walk that meets a malformed record returns -EUCLEAN.
  */
 
-static inline unsigned dirent_need(unsigned name_len)
-{
-	return (DIRENT_HEADER + name_len + 7) & ~7u;
-}
-
 static inline unsigned dirent_rec_len(const uint8_t *p)
 {
 	unsigned r = be16(p + 8);
@@ -214,5 +209,40 @@ int dirblock_delete(uint8_t *blk, unsigned size, unsigned offset)
 	if (prev < size)
 		dirent_set_rec_len(blk + prev, dirent_rec_len(blk + prev) +
 					       dirent_rec_len(p));
+	return 0;
+}
+
+int dirblock_room(const uint8_t *blk, unsigned size)
+{
+	unsigned room = 0;
+	for (unsigned off = 0; off < size;) {
+		if (!dirent_sane(blk, size, off))
+			return -EUCLEAN;
+		unsigned rec_len = dirent_rec_len(blk + off), nl = blk[off + 10];
+		unsigned free = nl ? rec_len - dirent_need(nl) : rec_len;
+		if (free > room)
+			room = free;
+		off += rec_len;
+	}
+	return (int)room;
+}
+
+int dirblock_record(const uint8_t *blk, unsigned size, unsigned offset,
+		    uint64_t base, struct dirent_info *d)
+{
+	if (offset >= size || offset % 8 || !dirent_sane(blk, size, offset))
+		return -EUCLEAN;
+	const uint8_t *p = blk + offset;
+	unsigned name_len = p[10];
+	if (!name_len)
+		return -ENOENT;
+	*d = (struct dirent_info){
+		.inum = be64(p), .rec_len = dirent_rec_len(p),
+		.name_len = name_len, .type = p[11],
+		.name = (const char *)p + DIRENT_HEADER, .pos = base + offset,
+	};
+	if (d->inum == 0 || d->inum >= TUX3_KEY_LIMIT || d->type > TUX3_DT_LNK ||
+	    !dirent_name_ok(d->name, name_len))
+		return -EUCLEAN;
 	return 0;
 }

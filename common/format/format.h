@@ -275,6 +275,21 @@ int dirblock_delete(uint8_t *blk, unsigned size, unsigned offset);
 /* Offset of the live record named name, or -ENOENT. */
 int dirblock_find(const uint8_t *blk, unsigned size, const char *name,
 		  unsigned len);
+/* The bytes a record of a name of name_len takes: 12 + name, 8-aligned. */
+static inline unsigned dirent_need(unsigned name_len)
+{
+	return (DIRENT_HEADER + name_len + 7) & ~7u;
+}
+/* The largest record dirblock_add could place in the block (a name of
+ * len fits when dirent_need(len) <= it; 0: none), or -EUCLEAN if a
+ * record cannot be stepped over.  What the in-memory directory index
+ * keeps per block so that a create finds room without reading. */
+int dirblock_room(const uint8_t *blk, unsigned size);
+/* The record that starts at offset, as dirblock_iterate would pass it:
+ * 0 live and valid (d filled, pos = base + offset), -ENOENT deleted,
+ * -EUCLEAN malformed.  Pure: no error is recorded. */
+int dirblock_record(const uint8_t *blk, unsigned size, unsigned offset,
+		    uint64_t base, struct dirent_info *d);
 
 /* ---- the atom table's layout (inode 4; read by atom.c) ---- */
 #define ATOM_REFCOUNT_BASE (1ULL << 40)

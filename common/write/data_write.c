@@ -165,10 +165,15 @@ int inode_write_data(struct tux3_volume *vol, struct inode *inode,
 	vol->write_done = 0;
 	if (!len)
 		return 0;
+	int err;
 	if (vinode_applies(vol, inode->inum))
-		return vol->vops->write_data(vol, inode, buf, len, pos);
-	return data_write(vol, inode, buf, len, pos, privileged,
-			  &plain_placement);
+		err = vol->vops->write_data(vol, inode, buf, len, pos);
+	else
+		err = data_write(vol, inode, buf, len, pos, privileged,
+				 &plain_placement);
+	/* an indexed directory's index follows its blocks */
+	dir_index_wrote(vol, inode, buf, len, pos, err);
+	return err;
 }
 
 /* Cut a file to size: blocks past it unmapped, the tail of the last
@@ -179,6 +184,7 @@ int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 	unsigned bits = vol->blockbits, bs = vol->blocksize;
 	int err = 0;
 
+	dir_index_forget(vol, inode->inum);
 	if (vinode_applies(vol, inode->inum))
 		return vol->vops->truncate(vol, inode, size);
 	if (size > iattr_max_data(bits))

@@ -52,7 +52,28 @@ static unsigned dirent_type(uint32_t mode)
 	return inode_dtype(mode);
 }
 
-/* Add an entry: the first block with room, else a new block.  A bulk
+/* Try the blocks from..to-1 in order: -ENOSPC when none has room. */
+static int dir_add_from(struct tux3_volume *vol, struct inode *dir,
+			uint8_t *blk, uint64_t from, uint64_t to,
+			const char *name, unsigned len, tux3_ino_t inum,
+			unsigned type)
+{
+	unsigned bs = vol->blocksize;
+	int err = -ENOSPC;
+	for (uint64_t i = from; i < to && err == -ENOSPC; i++) {
+		if ((err = dir_read_block(vol, dir, i, blk)))
+			break;
+		err = dirblock_add(blk, bs, name, len, inum, type);
+		if (err >= 0)
+			err = inode_write_data(vol, dir, blk, bs,
+					       i << vol->blockbits, false);
+	}
+	return err;
+}
+
+/* Add an entry: the first block with room, else a new block.  The
+ * directory index, when there is one, names that block without reading
+ * the others (the same block, so the same bytes on disk).  A bulk
  * append (append_only) looks at the last block only, so filling a
  * directory with new names costs linear time. */
 static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
@@ -60,21 +81,26 @@ static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 		      unsigned type, bool append_only)
 {
 	unsigned bs = vol->blocksize;
-	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
+	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits, from = 0;
 	uint8_t *blk = malloc(bs);
 	int err = -ENOSPC;
 
 	if (!blk)
 		return -ENOMEM;
-	for (uint64_t i = append_only && nblocks ? nblocks - 1 : 0;
-	     i < nblocks && err == -ENOSPC; i++) {
-		if ((err = filemap_read_block(vol, dir, i, blk)))
-			break;
-		err = dirblock_add(blk, bs, name, len, inum, type);
-		if (err >= 0)
-			err = inode_write_data(vol, dir, blk, bs,
-					       i << vol->blockbits, false);
+	if (append_only) {
+		from = nblocks ? nblocks - 1 : 0;
+	} else if (!dir_index_room(vol, dir, len, &from) && from < nblocks) {
+		err = dir_add_from(vol, dir, blk, from, from + 1, name, len,
+				   inum, type);
+		if (err == -ENOSPC) {
+			/* the index is out of step: the linear path decides */
+			dir_index_forget(vol, dir->inum);
+			from = 0;
+		}
 	}
+	if (err == -ENOSPC)
+		err = dir_add_from(vol, dir, blk, from, nblocks, name, len,
+				   inum, type);
 	if (err == -ENOSPC) {
 		dirblock_init(blk, bs);
 		err = dirblock_add(blk, bs, name, len, inum, type);
@@ -117,7 +143,16 @@ static int dir_find(struct tux3_volume *vol, const struct inode *dir,
 		    const char *name, unsigned len, struct find_ctx *f)
 {
 	*f = (struct find_ctx){ .name = name, .len = len };
-	int err = dir_iterate(vol, dir, find_entry, f);
+	struct dirent_info d;
+	int err = dir_index_find(vol, dir, name, len, &d);
+	if (err != DIR_INDEX_NONE) {
+		if (!err)
+			*f = (struct find_ctx){ .name = name, .len = len,
+						.pos = d.pos, .inum = d.inum,
+						.type = d.type, .found = true };
+		return err;
+	}
+	err = dir_iterate(vol, dir, find_entry, f);
 	if (err < 0)
 		return err;
 	return f->found ? 0 : -ENOENT;
@@ -131,7 +166,7 @@ static int dir_remove(struct tux3_volume *vol, struct inode *dir,
 	uint64_t logical = pos >> vol->blockbits;
 	if (!blk)
 		return -ENOMEM;
-	int err = filemap_read_block(vol, dir, logical, blk);
+	int err = dir_read_block(vol, dir, logical, blk);
 	if (!err)
 		err = dirblock_delete(blk, bs, (unsigned)(pos & (bs - 1)));
 	if (!err)
@@ -368,6 +403,7 @@ out:
  * this API level, so no orphan). */
 int inode_destroy(struct tux3_volume *vol, struct inode *inode)
 {
+	dir_index_forget(vol, inode->inum);	/* the number may come back */
 	if (vinode_applies(vol, inode->inum))
 		return vol->vops->destroy(vol, inode);
 	int err = xattr_release_all(vol, inode);
@@ -469,7 +505,7 @@ static int dir_set_entry(struct tux3_volume *vol, struct inode *dir,
 	uint8_t *blk = malloc(bs);
 	if (!blk)
 		return -ENOMEM;
-	int err = filemap_read_block(vol, dir, logical, blk);
+	int err = dir_read_block(vol, dir, logical, blk);
 	if (!err && off + DIRENT_HEADER > bs)
 		err = -EUCLEAN;
 	if (!err) {

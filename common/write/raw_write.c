@@ -34,6 +34,7 @@ int tux3_write_raw(struct tux3_volume *vol, uint64_t offset,
 		return vol_error(vol, -EROFS, TUX3_NONE, TUX3_NONE, offset,
 				 "raw write refused: volume opened read-only");
 	int err = raw_range(vol, offset, len);
+	dir_index_forget_all(vol);	/* any block may be a directory's */
 	if (!err && (err = dev_pwrite(&vol->dev, buf, len, offset)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, offset,
 				 "cannot write: %s", strerror(-err));
@@ -102,6 +103,7 @@ int tux3_set_inode_field(struct tux3_volume *vol, tux3_ino_t ino,
 		return -EROFS;
 	}
 	struct inode inode;
+	dir_index_forget(vol, ino);	/* its size or tree may change */
 	int ret = inode_load(vol, ino, &inode);
 	if (ret)
 		return ret;
