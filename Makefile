@@ -20,6 +20,7 @@
 #                   its headers and tux3.pc, man pages, bash completion)
 #   make uninstall  the same variables: removes what install installed
 #   make deps       install the build's and the tests' Debian packages
+#                   (DEPS=0: never look; debian/rules sets it)
 
 .DEFAULT_GOAL := all
 # Build on every core unless the caller chose (-j N).
@@ -194,11 +195,13 @@ all: $(BUILD)-all
 FORCE:
 
 # What the build needs (compiler, pkg-config, the libraries), what the
-# tests add (their programs), and both (scripts/deps.sh).
+# tests add (their programs), and both (scripts/deps.sh).  DEPS=0 skips
+# the first two: a package build (debian/rules) has its Build-Depends.
+DEPS ?= 1
 deps-build:
-	@CC='$(CC)' sh scripts/deps.sh build
+	$(if $(filter 0,$(DEPS)),@true,@CC='$(CC)' sh scripts/deps.sh build)
 deps-test: deps-build
-	@sh scripts/deps.sh test
+	$(if $(filter 0,$(DEPS)),@true,@sh scripts/deps.sh test)
 deps:
 	@CC='$(CC)' sh scripts/deps.sh all
 
