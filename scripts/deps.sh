@@ -68,17 +68,18 @@ esac
 
 # de-duplicate
 missing=$(printf '%s\n' $missing | sort -u | tr '\n' ' ')
-[ -z "${missing% }" ] && exit 0
+missing=${missing% }
+[ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-	echo "deps ($purpose): missing packages:$missing" >&2
-	echo "deps: run 'make deps' as root, or: apt-get install$missing" >&2
+	echo "deps ($purpose): missing packages: $missing" >&2
+	echo "deps: run 'make deps' as root, or: apt-get install $missing" >&2
 	exit 1
 fi
-echo "deps ($purpose): installing:$missing"
+echo "deps ($purpose): installing: $missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null || { echo "deps: apt-get update failed" >&2; exit 1; }
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
-	{ echo "deps: apt-get install$missing failed" >&2; exit 1; }
+	{ echo "deps: apt-get install $missing failed" >&2; exit 1; }
 echo "deps: done"
