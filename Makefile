@@ -1,7 +1,10 @@
 # tux3-tools: libtux3 and the offline tools for the Tux3 filesystem.
 #
-#   make            build everything (installs missing Debian packages first)
-#   make check      build, then run every test (normal and sanitizer builds)
+#   make            build everything (installs the missing Debian packages
+#                   the build needs first: scripts/deps.sh build);
+#                   CC=clang, WERROR=1, STATIC=1 (tools link libtux3.a)
+#   make check      build, then run every test (normal and sanitizer builds;
+#                   WERROR=1, and the tests' packages: deps.sh test)
 #   make check-asan run the tests on the AddressSanitizer + UBSan build only
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
@@ -13,8 +16,12 @@
 #                   the checks against e2fsck/btrfs check, version costs,
 #                   cp -a through tux3fuse against ext4 on loop and tmpfs
 #   make fuse       tux3fuse's tests and workloads at full size
-#   make install    PREFIX=/usr/local DESTDIR= (tools in sbin, man pages,
+#   make install    PREFIX=/usr/local DESTDIR= LIBDIR= (the tools, libtux3,
+#                   its headers and tux3.pc, man pages, bash completion,
 #                   the udev rule in UDEV_RULES_DIR)
+#   make uninstall  the same variables: removes what install installed
+#   make deps       install the build's and the tests' Debian packages
+#                   (DEPS=0: never look; debian/rules sets it)
 
 .DEFAULT_GOAL := all
 # Build on every core unless the caller chose (-j N).
@@ -25,15 +32,42 @@ endif
 PREFIX  ?= /usr/local
 DESTDIR ?=
 SBINDIR  = $(PREFIX)/sbin
-MANDIR   = $(PREFIX)/share/man/man8
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR   = $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# mount(8) looks for helpers in /sbin, whatever the PREFIX
+MOUNT_HELPER_DIR ?= /sbin
 
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
-CFLAGS_BASE = -std=gnu11 $(OPT) -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-D_FILE_OFFSET_BITS=64 -Icommon -MMD -MP
+# WERROR=1 turns warnings into errors: `make check` and .ci/run set it; a
+# plain build only warns, so that a newer compiler's new warning does not
+# stop a user's build.
+WERROR  ?=
+WARN    = -Wall -Wextra -Wmissing-prototypes -Wshadow -Wstrict-prototypes \
+	$(if $(filter 1,$(WERROR)),-Werror)
+# CPPFLAGS, CFLAGS and LDFLAGS are the caller's (a packager's hardening
+# flags), added after ours.
+CFLAGS_BASE = -std=gnu11 $(OPT) -g $(WARN) -D_GNU_SOURCE \
+	-D_FILE_OFFSET_BITS=64 -Icommon -MMD -MP $(CPPFLAGS) $(CFLAGS)
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
+
+# libtux3's shared library: the soname's number is the interface version
+# (TUX3_LIBRARY_VERSION in common/tux3.h); common/libtux3.map exports the
+# public tux3_* API only.  The tools link it, and find it in the build
+# tree through their run path ($ORIGIN); the copies `make install`
+# installs ($(BUILD)/inst/) carry no run path.  STATIC=1 links the tools
+# with libtux3.a instead.
+LIBTUX3_SOVERSION = 1
+# the release, as tux3_version() gives it (common/volume.c)
+TUX3_RELEASE := $(shell sed -n 's/^\#define TUX3_VERSION "\(.*\)"/\1/p' common/volume.c)
+LIBTUX3_SONAME = libtux3.so.$(LIBTUX3_SOVERSION)
+STATIC  ?=
+RPATH_HERE = -Wl,-rpath,'$$ORIGIN'
 
 PKGS_DEBUG = readline libcrypto uuid
 PKGS_MKFS  = blkid uuid
@@ -41,6 +75,8 @@ PKGS_DOT   = libcgraph libgvc
 PKGS_FUSE  = fuse3
 
 LIB_SRC   = $(wildcard common/*.c common/*/*.c)
+PUBLIC_H  = common/tux3.h common/tux3_walk.h common/tux3_fsck.h \
+	common/tux3_fields.h
 DEBUG_SRC = $(wildcard debugfs/*.c)
 MKFS_SRC  = mkfs/mkfs.tux3.c mkfs/populate.c mkfs/mounted.c mkfs/uuid_arg.c
 TUNE_SRC  = mkfs/tux3tune.c mkfs/mounted.c mkfs/uuid_arg.c
@@ -50,60 +86,78 @@ UNIT_SRC  = $(wildcard tests/unit/*.c)
 DOT_SRC   = $(wildcard dump/tux3dot.c dump/dot_*.c)
 IMAGE_SRC = $(wildcard dump/tux3image.c dump/image_*.c)
 FUSE_SRC  = $(wildcard fuse/*.c)
-# mount(8) looks for helpers in /sbin, whatever the PREFIX
-MOUNT_HELPER_DIR ?= /sbin
 # udev's rules for packages; 59- runs before 60-persistent-storage.rules
 UDEV_RULES_DIR ?= /usr/lib/udev/rules.d
 DUMP_H    = $(wildcard dump/*.h)
+TOOLS     = tux3debug mkfs.tux3 fsck.tux3 tux3tune tux3probe tux3dot \
+	tux3image tux3fuse
+# What a tool links for libtux3, in build tree $(1)
+libtux3_for = $(if $(filter 1,$(STATIC)),$(1)/libtux3.a,$(1)/$(LIBTUX3_SONAME))
+
+# FORCE when TREE/.cflags ($(1)) holds other flags than $(2)
+space := $() $()
+squash = x$(subst $(space),_,$(strip $(1)))
+cflags_changed = $(if $(filter $(call squash,$(file <$(1)/.cflags)),$(call squash,$(2))),,FORCE)
+
+# $(call tool,TREE,FLAGS,PROGRAM,SOURCES,PKG-CONFIG NAMES): the program in
+# TREE (run path $ORIGIN) and, for the installed copy, in TREE/inst.
+define tool
+$(1)/$(3): $$(patsubst %.c,$(1)/%.o,$(4)) $$(call libtux3_for,$(1))
+	$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ $$(RPATH_HERE) $(if $(5),$$$$(pkg-config --libs $(5)))
+$(1)/inst/$(3): $$(patsubst %.c,$(1)/%.o,$(4)) $$(call libtux3_for,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) $$(LDFLAGS) -o $$@ $$^ $(if $(5),$$$$(pkg-config --libs $(5)))
+endef
 
 # One build tree per flavour: $(BUILD) normal, build-asan sanitized.
+# TREE/.cflags holds the compiler and the flags that change the code
+# (not the warnings): when they change, every object is rebuilt.
 define flavour
-$(1)/common/%.o: common/%.c | deps
+$(1)/.cflags: $$(call cflags_changed,$(1),$$(CC) $$(OPT) $$(CPPFLAGS) $$(CFLAGS) $(2) -fPIC)
+	@mkdir -p $(1)
+	@echo '$$(CC) $$(OPT) $$(CPPFLAGS) $$(CFLAGS) $(2) -fPIC' > $$@
+$(1)/common/%.o: common/%.c $(1)/.cflags | deps-build
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
-$(1)/debugfs/%.o: debugfs/%.c debugfs/*.h | deps
+	$$(CC) $$(CFLAGS_BASE) $(2) -fPIC -c $$< -o $$@
+$(1)/debugfs/%.o: debugfs/%.c $(1)/.cflags debugfs/*.h | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DEBUG)) -c $$< -o $$@
-$(1)/mkfs/%.o: mkfs/%.c | deps
+$(1)/mkfs/%.o: mkfs/%.c $(1)/.cflags | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_MKFS)) -c $$< -o $$@
-$(1)/fsck/%.o: fsck/%.c | deps
+$(1)/fsck/%.o: fsck/%.c $(1)/.cflags | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -c $$< -o $$@
-$(1)/dump/%.o: dump/%.c $$(DUMP_H) | deps
+$(1)/dump/%.o: dump/%.c $(1)/.cflags $$(DUMP_H) | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -c $$< -o $$@
-$(1)/tux3dot: $$(patsubst %.c,$(1)/%.o,$$(DOT_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DOT))
-$(1)/fuse/%.o: fuse/%.c fuse/*.h | deps
+$(1)/fuse/%.o: fuse/%.c $(1)/.cflags fuse/*.h | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_FUSE)) -c $$< -o $$@
-$(1)/tux3fuse: $$(patsubst %.c,$(1)/%.o,$$(FUSE_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_FUSE))
 $(1)/mount.tux3: fuse/mount.tux3.sh
 	@mkdir -p $$(dir $$@)
 	sed 's|@SBINDIR@|$$(SBINDIR)|g' $$< > $$@ && chmod 755 $$@
 $(1)/59-tux3.rules: mkfs/59-tux3.rules.in
 	@mkdir -p $$(dir $$@)
 	sed 's|@SBINDIR@|$$(SBINDIR)|g' $$< > $$@
-$(1)/tux3image: $$(patsubst %.c,$(1)/%.o,$$(IMAGE_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^
-$(1)/tests/dotcount: tests/dotcount.c $(1)/libtux3.a | deps
+$(1)/tests/dotcount: tests/dotcount.c $(1)/libtux3.a | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) $$$$(pkg-config --cflags $$(PKGS_DOT)) -o $$@ $$< $(1)/libtux3.a $$$$(pkg-config --libs $$(PKGS_DOT))
 $(1)/libtux3.a: $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC))
 	rm -f $$@
 	ar rcs $$@ $$^
-$(1)/tux3debug: $$(patsubst %.c,$(1)/%.o,$$(DEBUG_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_DEBUG))
-$(1)/mkfs.tux3: $$(patsubst %.c,$(1)/%.o,$$(MKFS_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
-$(1)/tux3tune: $$(patsubst %.c,$(1)/%.o,$$(TUNE_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs uuid)
-$(1)/tux3probe: $$(patsubst %.c,$(1)/%.o,$$(PROBE_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^ $$$$(pkg-config --libs $$(PKGS_MKFS))
-$(1)/fsck.tux3: $$(patsubst %.c,$(1)/%.o,$$(FSCK_SRC)) $(1)/libtux3.a
-	$$(CC) $(2) -o $$@ $$^
+$(1)/$(LIBTUX3_SONAME): $$(patsubst %.c,$(1)/%.o,$$(LIB_SRC)) common/libtux3.map
+	$$(CC) $(2) -shared $$(LDFLAGS) -Wl,-soname,$(LIBTUX3_SONAME) \
+		-Wl,--version-script,common/libtux3.map -Wl,-z,defs \
+		-o $$@ $$(filter %.o,$$^)
+$(eval $(call tool,$(1),$(2),tux3debug,$(DEBUG_SRC),$(PKGS_DEBUG)))
+$(eval $(call tool,$(1),$(2),mkfs.tux3,$(MKFS_SRC),$(PKGS_MKFS)))
+$(eval $(call tool,$(1),$(2),fsck.tux3,$(FSCK_SRC),))
+$(eval $(call tool,$(1),$(2),tux3dot,$(DOT_SRC),$(PKGS_DOT)))
+$(eval $(call tool,$(1),$(2),tux3image,$(IMAGE_SRC),))
+$(eval $(call tool,$(1),$(2),tux3fuse,$(FUSE_SRC),$(PKGS_FUSE)))
+$(eval $(call tool,$(1),$(2),tux3tune,$(TUNE_SRC),uuid))
+$(eval $(call tool,$(1),$(2),tux3probe,$(PROBE_SRC),$(PKGS_MKFS)))
 $(1)/tests/unit/%: tests/unit/%.c tests/unit/*.h $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -Itests/unit -o $$@ $$< $(1)/libtux3.a
@@ -122,17 +176,20 @@ $(1)/tests/mkvtable: tests/mkvtable.c $(1)/libtux3.a
 $(1)/tests/vfsfuzz: tests/vfsfuzz.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)/tests/fuse_posix: tests/fuse_posix.c | deps
+$(1)/tests/fuse_posix: tests/fuse_posix.c | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$<
-$(1)/tests/fuse_roundtrip: tests/fuse_roundtrip.c | deps
+$(1)/tests/fuse_roundtrip: tests/fuse_roundtrip.c | deps-build
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$<
 $(1)/tests/crash/crashsim: tests/crash/crashsim.c $(1)/libtux3.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_BASE) $(2) -o $$@ $$< $(1)/libtux3.a
-$(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
-	$(1)/tux3tune $(1)/tux3probe $(1)/59-tux3.rules \
+# The library and the programs (what `make install` takes from)
+$(1)-progs: $(1)/libtux3.a $(1)/$(LIBTUX3_SONAME) \
+	$$(patsubst %,$(1)/%,$$(TOOLS)) $(1)/mount.tux3 \
+	$(1)/59-tux3.rules
+$(1)-all: $(1)-progs \
 	$$(patsubst tests/unit/%.c,$(1)/tests/unit/%,$$(UNIT_SRC)) \
 	$$(if $$(wildcard tests/corrupt.c),$(1)/tests/corrupt) \
 	$$(if $$(wildcard tests/mkvtable.c),$(1)/tests/mkvtable) \
@@ -142,21 +199,31 @@ $(1)-all: $(1)/libtux3.a $(1)/tux3debug $(1)/mkfs.tux3 $(1)/fsck.tux3 \
 	$$(if $$(wildcard tests/fuse_posix.c),$(1)/tests/fuse_posix) \
 	$$(if $$(wildcard tests/fuse_roundtrip.c),$(1)/tests/fuse_roundtrip) \
 	$$(if $$(wildcard tests/crash/crashsim.c),$(1)/tests/crash/crashsim) \
-	$$(if $$(wildcard dump/tux3dot.c),$(1)/tux3dot) \
-	$$(if $$(wildcard dump/tux3image.c),$(1)/tux3image) \
-	$$(if $$(wildcard fuse/tux3fuse.c),$(1)/tux3fuse $(1)/mount.tux3) \
 	$$(if $$(wildcard tests/dotcount.c),$(1)/tests/dotcount)
 endef
 
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install clean $(BUILD)-all build-asan-all
+.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs
 
 all: $(BUILD)-all
+FORCE:
 
+# What the build needs (compiler, pkg-config, the libraries), what the
+# tests add (their programs), and both (scripts/deps.sh).  DEPS=0 skips
+# the first two: a package build (debian/rules) has its Build-Depends.
+DEPS ?= 1
+deps-build:
+	$(if $(filter 0,$(DEPS)),@true,@CC='$(CC)' sh scripts/deps.sh build)
+deps-test: deps-build
+	$(if $(filter 0,$(DEPS)),@true,@sh scripts/deps.sh test)
 deps:
-	@sh scripts/deps.sh
+	@CC='$(CC)' sh scripts/deps.sh all
+
+# The checks build with -Werror and ensure the test programs first.
+check check-fast check-asan: WERROR = 1
+check check-fast check-asan: | deps-test
 
 check: $(BUILD)-all build-asan-all
 	@sh tests/run.sh $(BUILD) build-asan
@@ -251,25 +318,58 @@ demo: $(BUILD)-all
 bench: $(BUILD)-all
 	@sh scripts/bench.sh $(BUILD)
 
-install: $(BUILD)-all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)
-	install -m 755 $(BUILD)/tux3debug $(DESTDIR)$(SBINDIR)/tux3debug
-	install -m 755 $(BUILD)/mkfs.tux3 $(DESTDIR)$(SBINDIR)/mkfs.tux3
-	install -m 755 $(BUILD)/fsck.tux3 $(DESTDIR)$(SBINDIR)/fsck.tux3
-	install -m 755 $(BUILD)/tux3tune $(DESTDIR)$(SBINDIR)/tux3tune
-	install -m 755 $(BUILD)/tux3probe $(DESTDIR)$(SBINDIR)/tux3probe
-	install -m 755 $(BUILD)/tux3dot $(DESTDIR)$(SBINDIR)/tux3dot
-	install -m 755 $(BUILD)/tux3image $(DESTDIR)$(SBINDIR)/tux3image
-	install -m 755 $(BUILD)/tux3fuse $(DESTDIR)$(SBINDIR)/tux3fuse
-	install -d $(DESTDIR)$(MOUNT_HELPER_DIR)
+# What `make install` installs, below DESTDIR (tests/install.list holds
+# the list for PREFIX=/usr/local, tests/scripts/install.sh checks it):
+# the programs and the mount helper, libtux3 (shared and static), its
+# public headers in include/tux3, tux3.pc, the man pages, and the bash
+# completion (one file, named for each tool, as bash-completion looks).
+MAN8 = $(wildcard doc/*.8)
+MAN3 = $(wildcard doc/*.3)
+INSTALL_PROGS = $(patsubst %,$(BUILD)/inst/%,$(TOOLS))
+$(BUILD)/tux3.bash: scripts/completion.sh debugfs/table.c
+	@mkdir -p $(dir $@)
+	sh scripts/completion.sh debugfs/table.c > $@
+
+install: $(INSTALL_PROGS) $(BUILD)/$(LIBTUX3_SONAME) $(BUILD)/libtux3.a \
+		$(BUILD)/tux3.bash $(BUILD)/59-tux3.rules
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MOUNT_HELPER_DIR) \
+		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/tux3 \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(COMPLETIONDIR) \
+		$(DESTDIR)$(UDEV_RULES_DIR)
+	install -m 755 $(INSTALL_PROGS) $(DESTDIR)$(SBINDIR)/
 	sed 's|@SBINDIR@|$(SBINDIR)|g' fuse/mount.tux3.sh > $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3
 	chmod 755 $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3
-	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
-	install -d $(DESTDIR)$(UDEV_RULES_DIR)
-	install -m 644 $(BUILD)/59-tux3.rules $(DESTDIR)$(UDEV_RULES_DIR)/59-tux3.rules
+	install -m 644 $(BUILD)/$(LIBTUX3_SONAME) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(LIBTUX3_SONAME) $(DESTDIR)$(LIBDIR)/libtux3.so
+	install -m 644 $(BUILD)/libtux3.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(PUBLIC_H) $(DESTDIR)$(INCLUDEDIR)/tux3/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(TUX3_RELEASE)|g' \
+		common/tux3.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/tux3.pc
+	install -m 644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(BUILD)/59-tux3.rules $(DESTDIR)$(UDEV_RULES_DIR)/
+	install -m 644 $(BUILD)/tux3.bash $(DESTDIR)$(COMPLETIONDIR)/tux3debug
+	for t in $(filter-out tux3debug,$(TOOLS)); do \
+		ln -sf tux3debug $(DESTDIR)$(COMPLETIONDIR)/$$t || exit 1; done
+
+# Exactly what install installed; of the directories, only include/tux3.
+uninstall:
+	rm -f $(patsubst %,$(DESTDIR)$(SBINDIR)/%,$(TOOLS)) \
+		$(DESTDIR)$(MOUNT_HELPER_DIR)/mount.tux3 \
+		$(DESTDIR)$(LIBDIR)/$(LIBTUX3_SONAME) \
+		$(DESTDIR)$(LIBDIR)/libtux3.so $(DESTDIR)$(LIBDIR)/libtux3.a \
+		$(patsubst common/%,$(DESTDIR)$(INCLUDEDIR)/tux3/%,$(PUBLIC_H)) \
+		$(DESTDIR)$(PKGCONFIGDIR)/tux3.pc \
+		$(patsubst doc/%,$(DESTDIR)$(MANDIR)/man8/%,$(MAN8)) \
+		$(patsubst doc/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3)) \
+		$(patsubst %,$(DESTDIR)$(COMPLETIONDIR)/%,$(TOOLS)) \
+		$(DESTDIR)$(UDEV_RULES_DIR)/59-tux3.rules
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/tux3
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-clang
 
 # Header dependencies, written by the compiler (-MMD) beside each object.
 -include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)

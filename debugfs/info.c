@@ -279,8 +279,9 @@ struct replay_view {
 };
 
 static const char *const stage_title[] = {
-	"stage 0: the log chain, oldest block first (records before the "
-	"latest UNIFY are already in the on-disk trees)",
+	/* parenthesized: one literal split over two lines, not a lost comma */
+	("stage 0: the log chain, oldest block first (records before the "
+	 "latest UNIFY are already in the on-disk trees)"),
 	"stage 1: bnode images rebuilt in memory, and the free block count",
 	"stage 2: the allocation bitmap, deferred frees and orphans",
 };

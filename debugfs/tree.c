@@ -160,7 +160,7 @@ static int skip_inode(void *ctx, const struct tux3_stat *st,
 static void shape_report(struct shape *s)
 {
 	FILE *o = s->v.sh->out;
-	uint64_t nodes = 0, bnodes = 0, leaves = 0, entries = 0, bytes = 0;
+	uint64_t nodes = 0, bnodes = 0, leaves = 0, bytes = 0;
 	char f[16];
 	if (!s->depth) {
 		fprintf(o, "no nodes\n");
@@ -176,7 +176,6 @@ static void shape_report(struct shape *s)
 			" %7s\n", l, leaf ? leaf_kind(s->tree) : "bnode",
 			lv->nodes, lv->entries, lv->bytes, f);
 		nodes += lv->nodes;
-		entries += lv->entries;
 		bytes += lv->bytes;
 		if (leaf)
 			leaves += lv->nodes;

@@ -584,6 +584,13 @@ int main(int argc, char **argv)
 	int c, status = 0;
 
 	strcpy(sh.cwdpath, "/");
+	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
+		fprintf(stderr, "tux3debug: built for libtux3 interface %d, but "
+			"libtux3 %s has interface %d\n",
+			TUX3_LIBRARY_VERSION, tux3_version(),
+			tux3_library_version());
+		return 1;
+	}
 	int cflag = 0, wflag = 0;
 	opterr = 1;	/* the command line's own errors, then none: */
 	while ((c = getopt(argc, argv, "cwS:R:f:Vh")) != -1) {

@@ -117,6 +117,13 @@ int main(int argc, char **argv)
 	uint64_t v;
 	int c, tree_given = 0;
 
+	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
+		fprintf(stderr, "tux3dot: built for libtux3 interface %d, but "
+			"libtux3 %s has interface %d\n",
+			TUX3_LIBRARY_VERSION, tux3_version(),
+			tux3_library_version());
+		return EXIT_OPERATIONAL;
+	}
 	while ((c = getopt_long(argc, argv, "o:T:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':

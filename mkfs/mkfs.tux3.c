@@ -396,6 +396,13 @@ int main(int argc, char **argv)
 	int force = 0, dry = 0, discard = -1, c;
 	unsigned long blocksize = 4096;
 
+	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
+		fprintf(stderr, "%s: built for libtux3 interface %d, but "
+			"libtux3 %s has interface %d\n", PROG,
+			TUX3_LIBRARY_VERSION, tux3_version(),
+			tux3_library_version());
+		return 1;
+	}
 	while ((c = getopt(argc, argv, "b:L:U:O:E:d:FnqvVh")) != -1) {
 		switch (c) {
 		case 'b': {

@@ -173,8 +173,8 @@ int balloc(struct tux3_volume *vol, uint64_t goal, uint64_t count,
 							  true);
 				/* no image of an earlier life of these blocks
 				 * may shadow what is written to them now */
-				for (uint64_t i = 0; i < *got; i++)
-					overlay_drop(&vol->overlay, *block + i);
+				for (uint64_t b = 0; b < *got; b++)
+					overlay_drop(&vol->overlay, *block + b);
 				vol->alloc_cursor = *block + *got;
 				return c < 0 ? (int)c : c ? -EUCLEAN : 0;
 			}

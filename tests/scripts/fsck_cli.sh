@@ -441,8 +441,8 @@ fi
 if command -v make > /dev/null 2>&1; then
 	(cd "$top" && make -n install BUILD="${1:-build}" PREFIX=/usr \
 		DESTDIR="$work/inst") > "$work/out" 2>&1
-	{ grep -q "install -m 755 .*fsck.tux3 $work/inst/usr/sbin/fsck.tux3" "$work/out" &&
-	  grep -q "install -m 644 doc/\*.8 $work/inst/usr/share/man/man8" "$work/out" &&
+	{ grep -q "install -m 755 .*/inst/fsck.tux3 .*$work/inst/usr/sbin/\$" "$work/out" &&
+	  grep -q "install -m 644 .*doc/fsck.tux3.8 .*$work/inst/usr/share/man/man8/\$" "$work/out" &&
 	  [ -f "$top/doc/fsck.tux3.8" ]; } && pass install ||
 		fail install "$(grep fsck "$work/out" | head -2)"
 else

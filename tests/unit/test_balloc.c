@@ -115,8 +115,9 @@ TEST(alloc_wraps_and_skips_reserved)
 TEST(enospc_and_reserve)
 {
 	struct tux3_volume *vol = open_oracle("empty-512");
-	uint64_t block, got, total = 0;
+	uint64_t block, got, total = 0, used0;
 	int err;
+	CHECK_EQ(bitmap_count_used(vol, 0, 32768, &used0), 0);
 	while (!(err = balloc(vol, 0, 1000, false, &block, &got)))
 		total += got;
 	CHECK_EQ(err, -ENOSPC);
@@ -130,6 +131,8 @@ TEST(enospc_and_reserve)
 	uint64_t used;
 	CHECK_EQ(bitmap_count_used(vol, 0, 32768, &used), 0);
 	CHECK_EQ(used, 32768);
+	/* every free block handed out once: the allocations add up */
+	CHECK_EQ(used0 + total + 1, 32768);
 	tux3_close(vol);
 }
 

@@ -16,3 +16,13 @@ scratch_dir() {
 	fi
 	trap 'rm -rf "$work"' EXIT INT TERM
 }
+
+# require_tools TOOL...: skip the whole script (and exit) when one is missing
+require_tools() {
+	for tool in "$@"; do
+		if ! command -v "$tool" >/dev/null 2>&1; then
+			skip all "needs $tool"
+			exit 0
+		fi
+	done
+}
