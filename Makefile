@@ -1,8 +1,12 @@
 # tux3-tools: libtux3 and the offline tools for the Tux3 filesystem.
 #
 #   make            build everything (installs missing Debian packages first)
-#   make check      build, then run every test (normal and sanitizer builds)
+#   make check      build, then run every test (normal and sanitizer builds);
+#                   TESTS=fsck,crash runs those groups only, TEST_JOBS=N
+#                   jobs at once, logs in BUILD/tests/log (doc/testing.md)
 #   make check-asan run the tests on the AddressSanitizer + UBSan build only
+#   make coverage   a gcov build (build-cov) through the tests, then line and
+#                   branch coverage per folder and the least-covered files
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
@@ -133,14 +137,19 @@ endef
 
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
+# gcov counters; atomic updates because tux3fuse and the tests run threads
+COV_FLAGS = --coverage -fprofile-update=atomic
+$(eval $(call flavour,build-cov,$(COV_FLAGS)))
 
-.PHONY: all deps check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install clean $(BUILD)-all build-asan-all
+.PHONY: all deps check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install clean coverage $(BUILD)-all build-asan-all build-cov-all
 
 all: $(BUILD)-all
 
 deps:
 	@sh scripts/deps.sh
 
+# TESTS (groups, comma-separated) and TEST_JOBS reach tests/run.sh
+export TESTS TEST_JOBS
 check: $(BUILD)-all build-asan-all
 	@sh tests/run.sh $(BUILD) build-asan
 
@@ -149,6 +158,10 @@ check-fast: $(BUILD)-all
 
 check-asan: build-asan-all
 	@sh tests/run.sh build-asan
+
+# gcovr is this target's own dependency (installed here as root if missing)
+coverage: build-cov-all
+	@sh scripts/coverage.sh build-cov
 
 # Long random runs of the write-path model test (SOAK=N rounds per block
 # size, default 200) and SOAK*10 fsck mutations, on the sanitizer build.
@@ -248,7 +261,7 @@ install: $(BUILD)-all
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-cov
 
 # Header dependencies, written by the compiler (-MMD) beside each object.
--include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) build-asan build-cov -name '*.d' 2>/dev/null)
