@@ -5,7 +5,11 @@
 #                   CC=clang, WERROR=1, STATIC=1 (tools link libtux3.a)
 #   make check      build, then run every test (normal and sanitizer builds;
 #                   WERROR=1, and the tests' packages: deps.sh test)
+#                   TESTS=fsck,crash runs those groups only, TEST_JOBS=N
+#                   jobs at once, logs in BUILD/tests/log (doc/testing.md)
 #   make check-asan run the tests on the AddressSanitizer + UBSan build only
+#   make coverage   a gcov build (build-cov) through the tests, then line and
+#                   branch coverage per folder and the least-covered files
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
@@ -204,8 +208,11 @@ endef
 
 $(eval $(call flavour,$(BUILD),))
 $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
+# gcov counters; atomic updates because tux3fuse and the tests run threads
+COV_FLAGS = --coverage -fprofile-update=atomic
+$(eval $(call flavour,build-cov,$(COV_FLAGS)))
 
-.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs
+.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
 
 all: $(BUILD)-all
 FORCE:
@@ -225,6 +232,8 @@ deps:
 check check-fast check-asan: WERROR = 1
 check check-fast check-asan: | deps-test
 
+# TESTS (groups, comma-separated) and TEST_JOBS reach tests/run.sh
+export TESTS TEST_JOBS
 check: $(BUILD)-all build-asan-all
 	@sh tests/run.sh $(BUILD) build-asan
 
@@ -233,6 +242,10 @@ check-fast: $(BUILD)-all
 
 check-asan: build-asan-all
 	@sh tests/run.sh build-asan
+
+# gcovr is this target's own dependency (installed here as root if missing)
+coverage: build-cov-all
+	@sh scripts/coverage.sh build-cov
 
 # Long random runs of the write-path model test (SOAK=N rounds per block
 # size, default 200) and SOAK*10 fsck mutations, on the sanitizer build.
@@ -369,7 +382,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/tux3
 
 clean:
-	rm -rf $(BUILD) build-asan build-clang
+	rm -rf $(BUILD) build-asan build-clang build-cov
 
 # Header dependencies, written by the compiler (-MMD) beside each object.
--include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) build-asan build-cov -name '*.d' 2>/dev/null)

@@ -1,9 +1,23 @@
 #!/bin/sh
-# Run every test against each build tree given (e.g. build build-asan).
-#   unit tests:    BUILD/tests/unit/*   (C, one forked child per case)
-#   script tests:  tests/scripts/*.sh   (called with BUILD as $1)
-# Each prints PASS/FAIL/SKIP lines; this counts them and ends with
+# Run the tests against each build tree given (e.g. build build-asan):
+#   unit programs: BUILD/tests/unit/test_*  (C, one forked child per case)
+#   script groups: tests/scripts/NAME.sh    (called with BUILD as $1)
+# Each prints PASS/FAIL/SKIP lines; the last line of the run is
 #   N passed, N failed, N skipped
+# and the exit status is 0 only with no failure and at least one pass.
+#
+#   TESTS=fsck,crash  only these groups: a script's NAME, `unit` for every
+#                     unit program or one program's name (test_balloc)
+#   TEST_JOBS=N       jobs at once (default 1: two jobs once lost a scratch
+#                     directory, not yet explained; see doc/testing.md); a group
+#                     that touches state global to the machine (FUSE: the
+#                     PM QoS value, /sbin/mount.tux3) runs one flavour at
+#                     a time
+#   TEST_TIMEOUT=S    a job's bound in seconds (default 3600)
+# Every job keeps its whole output in BUILD/tests/log/JOB.log (unit
+# programs in BUILD/tests/log/unit/); a FAIL line names its log, and the
+# summary gives each group's wall time and the failures again.  The times
+# of the last run (BUILD/tests/log/times) put the longest jobs first.
 # Oracle volumes from ../shared/oracle are decompressed once into a
 # scratch directory (tests using them skip where ../shared is absent).
 set -u
@@ -11,9 +25,57 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 [ $# -ge 1 ] || set -- build
 
-scratch=$(mktemp -d /tmp/tux3-tests.XXXXXX)
+# job_names BUILD: every job of a build tree, one a line
+job_names() {
+	for t in "$1"/tests/unit/test_*; do
+		[ -x "$t" ] && echo "unit/${t##*/}"
+	done
+	for s in tests/scripts/*.sh; do
+		[ -e "$s" ] && basename "$s" .sh
+	done
+}
+
+# selected JOB: whether $TESTS (comma-separated) names JOB or its group
+selected() {
+	[ -z "${TESTS:-}" ] && return 0
+	case ",$TESTS," in
+	*",$1,"*) return 0 ;;
+	esac
+	case $1 in
+	unit/*)
+		case ",$TESTS," in
+		*,unit,* | *",${1#unit/},"*) return 0 ;;
+		esac ;;
+	esac
+	return 1
+}
+
+# check_tests_names: every name in $TESTS is a job or a group
+check_tests_names() {
+	known=" unit $(job_names "$1" | sed 's#^unit/##' | tr '\n' ' ')"
+	for name in $(echo "${TESTS:-}" | tr ',' ' '); do
+		case $known in
+		*" ${name#unit/} "*) ;;
+		*) echo "tests/run.sh: no test group '$name'; the groups:$known" >&2
+		   exit 2 ;;
+		esac
+	done
+}
+
+# exclusive JOB: the jobs that must not run beside the same job of another
+# flavour (they change state global to the machine)
+exclusive() {
+	case $1 in
+	fuse) return 0 ;;
+	esac
+	return 1
+}
+
+scratch=$(mktemp -d /tmp/tux3-tests.XXXXXX) || exit 2
 trap 'rm -rf "$scratch"' EXIT INT TERM
 export TUX3_SCRATCH="$scratch"
+results=$scratch/results
+mkdir -p "$results"
 
 oracle_src="$top/../shared/oracle"
 if [ -d "$oracle_src" ] && command -v zstd >/dev/null 2>&1; then
@@ -28,28 +90,59 @@ if [ -d "$oracle_src" ] && command -v zstd >/dev/null 2>&1; then
 	export TUX3_ORACLE_SRC="$oracle_src"
 fi
 
-log="$scratch/results"
-: > "$log"
-start=$(date +%s)
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
+
+# The job list, longest first by the last run's times (a job never timed
+# counts as long), as "MS BUILD JOB" lines.
+for build in "$@"; do
+	check_tests_names "$build"
+done
+for build in "$@"; do
+	mkdir -p "$build/tests/log"
+	for job in $(job_names "$build"); do
+		selected "$job" || continue
+		ms=$(awk -v j="$job" '$2 == j { print $1 }' \
+			"$build/tests/log/times" 2>/dev/null)
+		echo "${ms:-999999999} $build $job"
+		rm -f "$build/tests/log/$job.log"
+	done
+done | sort -k1,1nr > "$scratch/joblist"
+if [ ! -s "$scratch/joblist" ]; then
+	echo "tests/run.sh: no test selected" >&2
+	exit 2
+fi
+
+jobs=${TEST_JOBS:-1}
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+start=$(date +%s%N)
+while read -r _ build job; do
+	if exclusive "$job"; then
+		echo "$build" "$job" "$scratch/$job.lock"
+	else
+		echo "$build" "$job"
+	fi
+done < "$scratch/joblist" |
+	xargs -P "$jobs" -L 1 sh tests/run_job.sh "$results"
+end=$(date +%s%N)
+
+# Keep each build's job times for the next run's order.
 for build in "$@"; do
 	flavour=$(basename "$build")
-	export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
-	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
-	for t in "$build"/tests/unit/*; do
-		[ -x "$t" ] || continue
-		"$t" 2>&1 | sed -n "s#^\(PASS\|FAIL\|SKIP\) #\1 $flavour/#p" |
-			tee -a "$log" | grep -v '^PASS' || true
-	done
-	for s in tests/scripts/*.sh; do
-		[ -e "$s" ] || continue
-		sh "$s" "$build" 2>&1 | sed -n "s#^\(PASS\|FAIL\|SKIP\) #\1 $flavour/#p" |
-			tee -a "$log" | grep -v '^PASS' || true
-	done
+	for f in "$results/$flavour":*.time; do
+		[ -e "$f" ] || continue
+		job=$(basename "$f" .time | sed "s#^$flavour:##; s#^unit\.#unit/#")
+		echo "$(cut -d' ' -f1 "$f") $job"
+	done > "$scratch/times.new"
+	if [ -s "$scratch/times.new" ]; then
+		# the jobs not run this time keep their last time
+		awk 'NR == FNR { seen[$2] = 1; print; next } !($2 in seen)' \
+			"$scratch/times.new" "$build/tests/log/times" \
+			2>/dev/null > "$scratch/times.all" ||
+			cp "$scratch/times.new" "$scratch/times.all"
+		cp "$scratch/times.all" "$build/tests/log/times"
+	fi
 done
-end=$(date +%s)
-pass=$(grep -c '^PASS' "$log")
-fail=$(grep -c '^FAIL' "$log")
-skip=$(grep -c '^SKIP' "$log")
-echo "tests took $((end - start)) s"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+
+TEST_JOBS=$jobs LOAD_START=$load_start \
+	sh tests/run_summary.sh "$results" "$(( (end - start) / 1000000 ))" "$@"

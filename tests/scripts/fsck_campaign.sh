@@ -45,9 +45,11 @@ case $build in
 esac
 scratch_dir
 keep=$build/fsck-campaign-failures
+# the campaign's whole output also into this script's (the run's log),
+# indented so that none of it reads as a result line
 FUZZ_FSCK_N=$n FUZZ_FSCK_SEED=19 FUZZ_FSCK_KEEP=$keep \
-	sh "$(dirname "$0")/../fuzz/fsck_campaign.sh" "$build" \
-	> "$work/out" 2>&1
+	sh "$(dirname "$0")/../fuzz/fsck_campaign.sh" "$build" 2>&1 |
+	tee "$work/out" | sed 's/^/  | /'
 line=$(grep '^fuzz-fsck-counts:' "$work/out")
 if [ -z "$line" ]; then
 	fail all "no summary: $(tail -3 "$work/out" | tr '\n' ' ')"

@@ -11,6 +11,7 @@ set -u
 build=${1:-build}
 T=fsck_cli
 . "$(dirname "$0")/lib/report.sh"
+. "$(dirname "$0")/lib/time_limit.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$top/$build ;; esac
 fsck=$build/fsck.tux3
@@ -247,7 +248,8 @@ if command -v script > /dev/null 2>&1 && command -v mkfifo > /dev/null 2>&1; the
 		/dev/null < "$work/answers" > "$work/out" 2>&1 &
 	scr=$!
 	i=0
-	while ! grep -q '<y>?' "$work/out" 2>/dev/null && [ $i -lt 200 ]; do
+	while ! grep -q '<y>?' "$work/out" 2>/dev/null &&
+	      [ $i -lt $(( $(time_limit 10) * 20 )) ]; do
 		sleep 0.05; i=$((i + 1))
 	done
 	[ -s "$work/pid" ] && kill -TERM "$(cat "$work/pid")" 2>/dev/null
@@ -388,7 +390,8 @@ hold() {
 	flock "$1" "$2" sh -c "while [ -e '$held' ]; do sleep 0.05; done" &
 	holder=$!
 	i=0	# until the lock is seen taken
-	while flock -n "$3" "$2" true 2>/dev/null && [ $i -lt 100 ]; do
+	while flock -n "$3" "$2" true 2>/dev/null &&
+	      [ $i -lt $(( $(time_limit 5) * 20 )) ]; do
 		sleep 0.05; i=$((i + 1))
 	done
 }

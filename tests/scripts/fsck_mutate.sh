@@ -6,6 +6,8 @@
 #   sh tests/scripts/fsck_mutate.sh BUILD     (FSCK_MUTATIONS=N, default 60)
 set -u
 build=${1:-build}
+. "$(dirname "$0")/lib/time_limit.sh"
+hang_limit=$(time_limit 30)	# a hang, not a slow run
 fsck=$build/fsck.tux3
 mkfs=$build/mkfs.tux3
 n=${FSCK_MUTATIONS:-60}
@@ -63,21 +65,21 @@ with open(path, 'r+b') as f:
         f.write(bytes([b[0] ^ (1 << r.randint(0, 7))]))
 PY
 	name="fsck_mutate/$seed"
-	timeout 30 "$fsck" -fn "$img" > "$work/out" 2> "$work/err"
+	timeout "$hang_limit" "$fsck" -fn "$img" > "$work/out" 2> "$work/err"
 	st=$?
 	why=$(bad_end $st "$work/err")
 	if [ -n "$why" ]; then
 		echo "FAIL $name/n: $why (exit $st)"
 		seed=$((seed + 1)); continue
 	fi
-	timeout 30 "$fsck" -fy "$img" > "$work/out" 2> "$work/err"
+	timeout "$hang_limit" "$fsck" -fy "$img" > "$work/out" 2> "$work/err"
 	sty=$?
 	why=$(bad_end $sty "$work/err")
 	if [ -n "$why" ]; then
 		echo "FAIL $name/y: $why (exit $sty)"
 		seed=$((seed + 1)); continue
 	fi
-	timeout 30 "$fsck" -fn "$img" > "$work/out2" 2> "$work/err"
+	timeout "$hang_limit" "$fsck" -fn "$img" > "$work/out2" 2> "$work/err"
 	st2=$?
 	why=$(bad_end $st2 "$work/err")
 	if [ -n "$why" ]; then

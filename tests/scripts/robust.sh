@@ -7,7 +7,8 @@
 # ($TUX3_ORACLE_DIR) into $TUX3_SCRATCH, each listed with the block its
 # error must name.  Every read-only command (super, log, manifest /,
 # ls -l /, stat T, cat T, rdump / DIR) then runs on every variant under
-# `timeout 20`, and one line is printed per variant and command:
+# `timeout 20` (scaled for the build: lib/time_limit.sh), and one line is
+# printed per variant and command:
 #   PASS robust/IMAGE/VARIANT/CMD | FAIL ...: reason | SKIP ...: reason
 # A command that must read the damaged part has to exit non-zero with a
 # message naming the expected block ("block N"; for superblock damage, any
@@ -22,6 +23,8 @@ build=${1:-build}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 case $build in /*) ;; *) build=$top/$build ;; esac
+. "$top/tests/scripts/lib/time_limit.sh"
+limit=$(time_limit 20)
 dbg=$build/tux3debug
 corrupt=$build/tests/corrupt
 
@@ -135,14 +138,14 @@ check_variant() {	# IMAGEFILE LABEL VARIANT EXPECTED-BLOCK
 		rm -rf "$dir"
 		line=$(cmdline "$c" "$target" "$dir")
 		want=$(expect "$v" "$c")
-		timeout 20 "$dbg" -R "$line" "$f" >/dev/null 2>"$work/err.$tag"
+		timeout "$limit" "$dbg" -R "$line" "$f" >/dev/null 2>"$work/err.$tag"
 		rc=$?
 		rm -rf "$dir"
 		err="$work/err.$tag"
 		first=$(grep -m1 'tux3debug: ' "$err" | cut -c1-200)
 		after=$(sha "$f")
 		if [ "$rc" -eq 124 ]; then
-			echo "FAIL $name: timed out after 20 s ($line)"
+			echo "FAIL $name: timed out after $limit s ($line)"
 		elif [ "$rc" -eq 86 ] || grep -q 'Sanitizer\|runtime error' "$err"; then
 			echo "FAIL $name: sanitizer report (exit $rc): $(grep -m1 'ERROR\|runtime error' "$err" | cut -c1-200)"
 		elif [ "$rc" -ge 128 ]; then

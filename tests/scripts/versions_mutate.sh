@@ -8,6 +8,8 @@
 set -u
 . "$(dirname "$0")/lib/report.sh"
 build=${1:-build}
+. "$(dirname "$0")/lib/time_limit.sh"
+hang_limit=$(time_limit 30)	# a hang, not a slow run
 T=versions_mutate
 mkv=$build/tests/mkvtable
 if [ ! -x "$mkv" ] || ! command -v python3 >/dev/null 2>&1; then
@@ -27,7 +29,7 @@ bad_end() {	# STATUS ERRFILE -> reason or empty
 # run NAME COMMAND...: fails the case on a signal, hang or sanitizer
 run() {
 	name=$1; shift
-	timeout 30 "$@" > "$work/out" 2> "$work/err"
+	timeout "$hang_limit" "$@" > "$work/out" 2> "$work/err"
 	st=$?
 	why=$(bad_end $st "$work/err")
 	[ -z "$why" ] && return 0

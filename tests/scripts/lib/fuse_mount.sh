@@ -1,6 +1,8 @@
 # Mounting and stopping tux3fuse in the FUSE tests (fuse.sh,
 # fuse_workloads.sh).  The caller sets fuse (the binary), mnt (the mount
-# point) and log (the daemon's log); start and stop keep dpid.
+# point) and log (the daemon's log); start and stop keep dpid.  Its
+# bounds scale with the build (lib/time_limit.sh).
+. "$(dirname "$0")/lib/time_limit.sh"
 #
 # fuse_ready BINARY...: every binary built (else FAIL all, exit 1) and
 # FUSE usable here (else SKIP all, exit 0: no /dev/fuse, or not root and
@@ -47,24 +49,25 @@ Permission denied)|fuse: (mount|device) .*unavailable" "$log"; then
 # mounted DIR: a tux3fuse mount is on DIR.
 mounted() { grep -q " $1 .* - fuse.tux3 " /proc/self/mountinfo; }
 
-# wait_mount DIR [PID]: up to 20 s for the mount (and PID alive)
+# wait_mount DIR [PID]: up to 20 s (time_limit) for the mount (and PID
+# alive)
 wait_mount() {
-	i=0
+	i=0 _ticks=$(( $(time_limit 20) * 10 ))
 	while ! mounted "$1"; do
 		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
 		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
+		[ $i -gt $_ticks ] && return 1
 		sleep 0.1
 	done
 }
 
-# wait_free IMG: up to 60 s for the daemon to let go of the volume (its
-# lock)
+# wait_free IMG: up to 60 s (time_limit) for the daemon to let go of the
+# volume (its lock)
 wait_free() {
-	i=0
+	i=0 _ticks=$(( $(time_limit 60) * 10 ))
 	while ! flock -n -x "$1" true 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -gt 600 ] && return 1
+		[ $i -gt $_ticks ] && return 1
 		sleep 0.1
 	done
 }
