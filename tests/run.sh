@@ -129,9 +129,9 @@ end=$(date +%s%N)
 # Keep each build's job times for the next run's order.
 for build in "$@"; do
 	flavour=$(basename "$build")
-	for f in "$results/$flavour":*.time; do
+	for f in "$results/$flavour".*.time; do
 		[ -e "$f" ] || continue
-		job=$(basename "$f" .time | sed "s#^$flavour:##; s#^unit\.#unit/#")
+		job=$(basename "$f" .time | sed "s#^$flavour\.##; s#^unit\.#unit/#")
 		echo "$(cut -d' ' -f1 "$f") $job"
 	done > "$scratch/times.new"
 	if [ -s "$scratch/times.new" ]; then

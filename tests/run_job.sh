@@ -18,7 +18,7 @@ set -u
 results=$1 build=$2 job=$3
 flavour=$(basename "$build")
 log="$build/tests/log/$job.log"
-key=$(printf '%s:%s' "$flavour" "$job" | tr / .)
+key=$(printf '%s.%s' "$flavour" "$job" | tr / .)	# no ':' (LD_PRELOAD and PKG_CONFIG_PATH split on it)
 mkdir -p "$(dirname "$log")" || exit 2
 
 case $job in

@@ -17,10 +17,10 @@ seconds() { awk -v ms="$1" 'BEGIN { printf "%.1f", ms / 1000 }'; }
 echo "== test groups (wall time, longest first) =="
 for build in "$@"; do
 	flavour=$(basename "$build")
-	for f in "$results/$flavour":*.time; do
+	for f in "$results/$flavour".*.time; do
 		[ -e "$f" ] || continue
 		key=$(basename "$f" .time)
-		group=${key#*:}
+		group=${key#*.}
 		case $group in unit.*) group=unit ;; esac
 		res="$results/$key.res"
 		echo "$flavour/$group $(cut -d' ' -f1 "$f")" \
@@ -39,7 +39,7 @@ if grep -q '^FAIL' "$results/all"; then
 	echo "== failures (whole output in the log named) =="
 	for res in "$results"/*.res; do
 		key=$(basename "$res" .res)
-		flavour=${key%%:*} job=$(echo "${key#*:}" | sed 's#^unit\.#unit/#')
+		flavour=${key%%.*} job=$(echo "${key#*.}" | sed 's#^unit\.#unit/#')
 		for build in "$@"; do
 			[ "$(basename "$build")" = "$flavour" ] || continue
 			grep '^FAIL' "$res" | sed "s#\$#  [log: $build/tests/log/$job.log]#"
