@@ -24,6 +24,8 @@
 #                   its headers and tux3.pc, man pages, bash completion,
 #                   the udev rule in UDEV_RULES_DIR)
 #   make uninstall  the same variables: removes what install installed
+#   make contrib-blkid  util-linux's blkid with contrib/libblkid's Tux3
+#                   prober, and its test (tests/scripts/blkid_prober.sh)
 #   make deps       install the build's and the tests' Debian packages
 #                   (DEPS=0: never look; debian/rules sets it)
 
@@ -323,6 +325,18 @@ fuse: $(BUILD)-all
 		"$$(grep -c '^FAIL' $(BUILD)/fuse.log) failed," \
 		"$$(grep -c '^SKIP' $(BUILD)/fuse.log) skipped"
 	@! grep -q '^FAIL' $(BUILD)/fuse.log
+
+# The libblkid prober of contrib/libblkid (optional, issue 21): util-linux's
+# blkid and libblkid built with it from Debian's source package (fetched
+# with private apt lists; needs autoconf, automake, libtool, autopoint),
+# then tests/scripts/blkid_prober.sh against it; fails if any case failed
+.PHONY: contrib-blkid
+contrib-blkid: $(BUILD)-all
+	@sh contrib/libblkid/build.sh $(BUILD)/contrib-blkid
+	@TUX3_BLKID_BUILD=$(BUILD)/contrib-blkid \
+		sh tests/scripts/blkid_prober.sh $(BUILD) | \
+		tee $(BUILD)/contrib-blkid/test.log
+	@! grep -q '^FAIL' $(BUILD)/contrib-blkid/test.log
 
 demo: $(BUILD)-all
 	@sh scripts/demo.sh $(BUILD)
