@@ -57,6 +57,8 @@ need_test() {
 	need_cmd sqlite3 sqlite3
 	need_cmd git git
 	need_cmd setfattr attr
+	# the udev rule, tested with a private udevd (probe.sh, boot.sh)
+	need_cmd udevadm udev
 }
 
 case $purpose in
@@ -78,8 +80,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps ($purpose): installing: $missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null || { echo "deps: apt-get update failed" >&2; exit 1; }
+# Another apt (an unattended upgrade, a second build) may hold dpkg's
+# lock: wait for it rather than fail.
+lock="-o DPkg::Lock::Timeout=600"
+apt-get $lock update -qq >/dev/null || { echo "deps: apt-get update failed" >&2; exit 1; }
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+apt-get $lock install -y -qq --no-install-recommends $missing >/dev/null ||
 	{ echo "deps: apt-get install $missing failed" >&2; exit 1; }
 echo "deps: done"
