@@ -10,6 +10,8 @@
 #                       (tux3_library_version() interposed by a preloaded
 #                       shim) with its documented status, and runs
 #                       without the shim
+#   library/mismatch-every-tool  every program of BUILD that loads
+#                       libtux3.so.1 has its TOOL-mismatch check here
 set -u
 T=library
 . "$(dirname "$0")/lib/report.sh"
@@ -55,7 +57,7 @@ else
 	pass api
 fi
 
-tools="mkfs.tux3 fsck.tux3 tux3debug tux3dot tux3image tux3fuse"
+tools="mkfs.tux3 fsck.tux3 tux3debug tux3dot tux3image tux3fuse tux3tune tux3probe"
 unlinked=""
 for t in $tools; do
 	[ -x "$build/$t" ] || continue
@@ -108,3 +110,20 @@ mismatch tux3debug 1 -R super "$img"
 mismatch tux3dot 8 -o "$work/v.dot" "$img"
 mismatch tux3image 8 "$img" "$work/v.t3i"
 mismatch tux3fuse 1 -V
+mismatch tux3tune 1 -l "$img"
+mismatch tux3probe 4 "$img"
+
+# every installed program that links libtux3 is checked above
+checked=$(sed -n 's/^mismatch \([a-z0-9.]*\) .*/\1/p' "$0" | sort -u | tr '\n' ' ')
+linked=
+for t in "$build"/*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	readelf -d "$t" 2>/dev/null | grep -q 'NEEDED.*\[libtux3.so.1\]' &&
+		linked="$linked ${t##*/}"
+done
+unchecked=
+for t in $linked; do
+	case " $checked" in *" $t "*) ;; *) unchecked="$unchecked $t" ;; esac
+done
+[ -z "$unchecked" ] && pass mismatch-every-tool ||
+	fail mismatch-every-tool "link libtux3.so.1 without a mismatch check here:$unchecked"
