@@ -3,6 +3,7 @@
 #   library/soname      its soname is libtux3.so.1, the interface version
 #   library/exports     it exports tux3_* symbols only, in version node TUX3_1
 #   library/api         every function the public headers declare is exported
+#   library/symbols-file  debian/libtux3-1.symbols names exactly the exports
 #   library/tools-link  the tools load it (NEEDED libtux3.so.1), unless
 #                       built with STATIC=1
 #   library/TOOL-mismatch  each tool refuses to run when the library it
@@ -41,6 +42,22 @@ if [ -z "$others" ] && [ -z "$unversioned" ] &&
 	pass exports
 else
 	fail exports "not tux3_*: $others; outside TUX3_1: $unversioned"
+fi
+
+# debian/libtux3-1.symbols lists exactly the exports (dpkg-gensymbols
+# would only warn about a new one, and a package build is rare)
+symfile=$top/debian/libtux3-1.symbols
+if [ -f "$symfile" ]; then
+	sed -n 's/^ \(tux3_[a-z0-9_]*\)@TUX3_1 .*/\1/p' "$symfile" | sort -u \
+		> "$work/listed"
+	grep '^tux3_' "$work/exports" > "$work/exported"
+	if cmp -s "$work/listed" "$work/exported"; then
+		pass symbols-file
+	else
+		fail symbols-file "debian/libtux3-1.symbols differs from the exports: $(
+			diff "$work/listed" "$work/exported" | grep '^[<>]' |
+			head -4 | tr '\n' ' ')(> to add, < to remove)"
+	fi
 fi
 
 # Function names in the public headers: NAME( at a declaration
