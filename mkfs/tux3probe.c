@@ -222,6 +222,13 @@ int main(int argc, char **argv)
 	const char *tag = NULL;
 	int c;
 
+	/* blkid's 4 is also its status for an error of its own */
+	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
+		fprintf(stderr, PROG ": built for libtux3 interface %d, but "
+			"libtux3 %s has interface %d\n", TUX3_LIBRARY_VERSION,
+			tux3_version(), tux3_library_version());
+		return EXIT_USAGE;
+	}
 	while ((c = getopt_long(argc, argv, "o:t:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':

@@ -165,6 +165,12 @@ int main(int argc, char **argv)
 	struct request r = { 0 };
 	int c;
 
+	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
+		fprintf(stderr, PROG ": built for libtux3 interface %d, but "
+			"libtux3 %s has interface %d\n", TUX3_LIBRARY_VERSION,
+			tux3_version(), tux3_library_version());
+		return EXIT_ERROR;
+	}
 	while ((c = getopt(argc, argv, "lL:U:hV")) != -1) {
 		switch (c) {
 		case 'l': r.list = 1; break;

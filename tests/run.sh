@@ -8,12 +8,12 @@
 #
 #   TESTS=fsck,crash  only these groups: a script's NAME, `unit` for every
 #                     unit program or one program's name (test_balloc)
-#   TEST_JOBS=N       jobs at once (default 1: two jobs once lost a scratch
-#                     directory, not yet explained; see doc/testing.md); a group
-#                     that touches state global to the machine (FUSE: the
-#                     PM QoS value, /sbin/mount.tux3) runs one flavour at
-#                     a time
+#   TEST_JOBS=N       jobs at once (default 2); the groups that touch state
+#                     global to the machine (fuse and boot: a temporary
+#                     /sbin/mount.tux3, the PM QoS value) never run beside
+#                     each other
 #   TEST_TIMEOUT=S    a job's bound in seconds (default 3600)
+#   TEST_PYTHON=P     the python3 the tests run (default /usr/bin/python3)
 # Every job keeps its whole output in BUILD/tests/log/JOB.log (unit
 # programs in BUILD/tests/log/unit/); a FAIL line names its log, and the
 # summary gives each group's wall time and the failures again.  The times
@@ -62,17 +62,36 @@ check_tests_names() {
 	done
 }
 
-# exclusive JOB: the jobs that must not run beside the same job of another
-# flavour (they change state global to the machine)
-exclusive() {
+# lock_of JOB: the lock a job holds while it runs, for the jobs that change
+# state global to the machine and must not run beside each other (of
+# either flavour): fuse and boot both put a temporary /sbin/mount.tux3 in
+# place and take it away again (and fuse reads the PM QoS value)
+lock_of() {
 	case $1 in
-	fuse) return 0 ;;
+	fuse | boot) echo mount-helper ;;
 	esac
-	return 1
+}
+
+# lock_build BUILD: hold BUILD/tests/log/.run.lock until the run ends
+# (waiting for another run on BUILD to end first); file descriptors 4 to
+# 7, one per build tree
+lock_fd=4
+lock_build() {
+	if [ $lock_fd -gt 7 ]; then
+		echo "tests/run.sh: at most four build trees at once" >&2
+		exit 2
+	fi
+	eval "exec $lock_fd> \"\$1/tests/log/.run.lock\"" || exit 2
+	if ! flock -n $lock_fd; then
+		echo "tests/run.sh: another test run uses $1; waiting for it to end" >&2
+		flock $lock_fd || exit 2
+	fi
+	lock_fd=$((lock_fd + 1))
 }
 
 scratch=$(mktemp -d /tmp/tux3-tests.XXXXXX) || exit 2
-trap 'rm -rf "$scratch"' EXIT INT TERM
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT TERM	# (the EXIT trap then removes it, and the run ends)
 export TUX3_SCRATCH="$scratch"
 results=$scratch/results
 mkdir -p "$results"
@@ -90,6 +109,18 @@ if [ -d "$oracle_src" ] && command -v zstd >/dev/null 2>&1; then
 	export TUX3_ORACLE_SRC="$oracle_src"
 fi
 
+# The tests start python3 hundreds of times: the system's, not a version
+# manager's shim first in PATH (pyenv's costs 0.7 s of CPU a start, the
+# interpreter itself 0.05 s).  TEST_PYTHON=... chooses another.
+test_python=${TEST_PYTHON:-}
+[ -z "$test_python" ] && [ -x /usr/bin/python3 ] && test_python=/usr/bin/python3
+if [ -n "$test_python" ]; then
+	mkdir -p "$scratch/bin"
+	ln -s "$test_python" "$scratch/bin/python3"
+	PATH=$scratch/bin:$PATH
+	export PATH
+fi
+
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
 
@@ -98,8 +129,14 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
 for build in "$@"; do
 	check_tests_names "$build"
 done
+# One run at a time on a build tree: a second run's start would remove the
+# logs the first run's jobs are writing (and both would write the same
+# logs and times).
 for build in "$@"; do
 	mkdir -p "$build/tests/log"
+	lock_build "$build"
+done
+for build in "$@"; do
 	for job in $(job_names "$build"); do
 		selected "$job" || continue
 		ms=$(awk -v j="$job" '$2 == j { print $1 }' \
@@ -113,17 +150,14 @@ if [ ! -s "$scratch/joblist" ]; then
 	exit 2
 fi
 
-jobs=${TEST_JOBS:-1}
+jobs=${TEST_JOBS:-2}
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 start=$(date +%s%N)
 while read -r _ build job; do
-	if exclusive "$job"; then
-		echo "$build" "$job" "$scratch/$job.lock"
-	else
-		echo "$build" "$job"
-	fi
+	lock=$(lock_of "$job")
+	echo "$build" "$job" ${lock:+"$scratch/$lock.lock"}
 done < "$scratch/joblist" |
-	xargs -P "$jobs" -L 1 sh tests/run_job.sh "$results"
+	xargs -P "$jobs" -L 1 sh tests/run_job.sh "$results" 4>&- 5>&- 6>&- 7>&-
 end=$(date +%s%N)
 
 # Keep each build's job times for the next run's order.

@@ -5,8 +5,8 @@
 # script tests/scripts/NAME.sh, called with BUILD as $1).
 #   BUILD/tests/log/JOB.log   the job's whole output (stdout and stderr),
 #                             then its exit status and wall time; kept
-#   RESULTS/FLAVOUR:JOB.res   its result lines, prefixed with the flavour
-#   RESULTS/FLAVOUR:JOB.time  "MILLISECONDS EXIT-STATUS"
+#   RESULTS/FLAVOUR.JOB.res   its result lines, prefixed with the flavour
+#   RESULTS/FLAVOUR.JOB.time  "MILLISECONDS EXIT-STATUS CPU-MILLISECONDS"
 # A job that prints no result line, or that exits non-zero without a FAIL
 # line (a crash, a sanitizer report, a script stopped by `set -e`), gets a
 # FAIL line of its own: a test that says nothing has not passed.
@@ -36,6 +36,17 @@ TUX3_SCRATCH="$jobscratch" timeout -k 30 "$limit" "$@" > "$log" 2>&1 < /dev/null
 rc=$?
 end=$(date +%s%N)
 ms=$(( (end - start) / 1000000 ))
+# the CPU time (user + system) of the job's waited-for processes: a
+# figure that load does not inflate, to compare groups between runs
+# (`times` in this shell: in a $(...) subshell it would count nothing)
+times > "$jobscratch.times"
+cpu=$(awk 'NR == 2 { t = 0
+	for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+	printf "%d", t * 1000 }' "$jobscratch.times")
+rm -f "$jobscratch.times"
+# a directory that went during the run: someone else's doing, say so
+[ -d "$jobscratch" ] ||
+	echo "FAIL $flavour/$job: its scratch directory $jobscratch went during the run" >> "$log"
 rm -rf "$jobscratch"
 
 res="$results/$key.res"
@@ -49,8 +60,8 @@ elif [ "$rc" -ne 0 ] && ! grep -q '^FAIL' "$res"; then
 	why="exited $rc without a FAIL line"
 fi
 [ -z "$why" ] || echo "FAIL $flavour/$job: $why" >> "$res"
-printf '\n# exit %s after %s ms\n' "$rc" "$ms" >> "$log"
-echo "$ms $rc" > "$results/$key.time"
+printf '\n# exit %s after %s ms (%s ms of CPU)\n' "$rc" "$ms" "${cpu:-?}" >> "$log"
+echo "$ms $rc ${cpu:-0}" > "$results/$key.time"
 
 # The lines worth seeing while the run goes on; PASS lines stay in the log.
 grep -v '^PASS' "$res" | sed "/^FAIL/s#\$#  [log: $log]#"

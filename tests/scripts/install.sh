@@ -11,7 +11,8 @@
 #                        libtux3.so.1 and reads a volume the installed
 #                        mkfs.tux3 -d made
 #   install/uninstall    `make uninstall DESTDIR=D` leaves no file in D
-# On the normal build only: a sanitizer build's library needs its runtime.
+# On the normal build only: a sanitizer build's library needs its runtime,
+# and a coverage build's tree would be rebuilt by make install.
 set -u
 T=install
 . "$(dirname "$0")/lib/report.sh"
@@ -25,6 +26,12 @@ if [ ! -f "$build/libtux3.so.1" ]; then
 fi
 if readelf -d "$build/libtux3.so.1" | grep -q 'libasan'; then
 	skip all "a sanitizer build (the install is of the normal build)"
+	exit 0
+fi
+# make install BUILD=build-cov would rebuild the whole tree without the
+# coverage flags (the normal flavour's rules), under the jobs running on it
+if grep -q -- '--coverage' "$build/.cflags" 2>/dev/null; then
+	skip all "a coverage build (the install is of the normal build)"
 	exit 0
 fi
 # BUILD as make names it: relative to the top when inside it

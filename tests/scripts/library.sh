@@ -3,6 +3,7 @@
 #   library/soname      its soname is libtux3.so.1, the interface version
 #   library/exports     it exports tux3_* symbols only, in version node TUX3_1
 #   library/api         every function the public headers declare is exported
+#   library/symbols-file  debian/libtux3-1.symbols names exactly the exports
 #   library/tools-link  the tools load it (NEEDED libtux3.so.1), unless
 #                       built with STATIC=1
 #   library/TOOL-mismatch  each tool refuses to run when the library it
@@ -10,6 +11,8 @@
 #                       (tux3_library_version() interposed by a preloaded
 #                       shim) with its documented status, and runs
 #                       without the shim
+#   library/mismatch-every-tool  every program of BUILD that loads
+#                       libtux3.so.1 has its TOOL-mismatch check here
 set -u
 T=library
 . "$(dirname "$0")/lib/report.sh"
@@ -41,6 +44,22 @@ else
 	fail exports "not tux3_*: $others; outside TUX3_1: $unversioned"
 fi
 
+# debian/libtux3-1.symbols lists exactly the exports (dpkg-gensymbols
+# would only warn about a new one, and a package build is rare)
+symfile=$top/debian/libtux3-1.symbols
+if [ -f "$symfile" ]; then
+	sed -n 's/^ \(tux3_[a-z0-9_]*\)@TUX3_1 .*/\1/p' "$symfile" | sort -u \
+		> "$work/listed"
+	grep '^tux3_' "$work/exports" > "$work/exported"
+	if cmp -s "$work/listed" "$work/exported"; then
+		pass symbols-file
+	else
+		fail symbols-file "debian/libtux3-1.symbols differs from the exports: $(
+			diff "$work/listed" "$work/exported" | grep '^[<>]' |
+			head -4 | tr '\n' ' ')(> to add, < to remove)"
+	fi
+fi
+
 # Function names in the public headers: NAME( at a declaration
 sed -n 's/^[a-z].*[ *]\(tux3_[a-z0-9_]*\)(.*/\1/p' \
 	"$top"/common/tux3.h "$top"/common/tux3_walk.h \
@@ -55,7 +74,7 @@ else
 	pass api
 fi
 
-tools="mkfs.tux3 fsck.tux3 tux3debug tux3dot tux3image tux3fuse"
+tools="mkfs.tux3 fsck.tux3 tux3debug tux3dot tux3image tux3fuse tux3tune tux3probe"
 unlinked=""
 for t in $tools; do
 	[ -x "$build/$t" ] || continue
@@ -108,3 +127,20 @@ mismatch tux3debug 1 -R super "$img"
 mismatch tux3dot 8 -o "$work/v.dot" "$img"
 mismatch tux3image 8 "$img" "$work/v.t3i"
 mismatch tux3fuse 1 -V
+mismatch tux3tune 1 -l "$img"
+mismatch tux3probe 4 "$img"
+
+# every installed program that links libtux3 is checked above
+checked=$(sed -n 's/^mismatch \([a-z0-9.]*\) .*/\1/p' "$0" | sort -u | tr '\n' ' ')
+linked=
+for t in "$build"/*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	readelf -d "$t" 2>/dev/null | grep -q 'NEEDED.*\[libtux3.so.1\]' &&
+		linked="$linked ${t##*/}"
+done
+unchecked=
+for t in $linked; do
+	case " $checked" in *" $t "*) ;; *) unchecked="$unchecked $t" ;; esac
+done
+[ -z "$unchecked" ] && pass mismatch-every-tool ||
+	fail mismatch-every-tool "link libtux3.so.1 without a mismatch check here:$unchecked"
