@@ -310,12 +310,13 @@ static int state_orphans(struct fsck *f, struct tux3_volume *vol)
 static bool bitmap_salvageable(struct tux3_volume *rv)
 {
 	struct inode inode;
+	tux3_clear_error(rv);
 	int err = inode_load_salvage(rv, TUX3_BITMAP_INO, &inode);
 	tux3_clear_error(rv);
-	if (err)
-		return false;
-	inode_free(&inode);
-	return true;
+	if (!err)
+		inode_free(&inode);
+	/* no bitmap inode: never unified, the bitmap is the log's alone */
+	return !err || err == -ENOENT;
 }
 
 /*
