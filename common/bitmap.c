@@ -47,6 +47,11 @@ int bitmap_init_salvage(struct tux3_volume *vol)
 	tux3_clear_error(vol);
 	int err = inode_load_salvage(vol, TUX3_BITMAP_INO, &vol->bitmap_inode);
 	vol->has_bitmap_inode = !err;
+	if (err == -ENOENT) {
+		/* never unified, as in bitmap_init */
+		tux3_clear_error(vol);
+		err = 0;
+	}
 	return err;
 }
 

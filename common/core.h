@@ -242,6 +242,10 @@ int replay_stage2(struct tux3_volume *vol);
  * what is damaged or does not apply is skipped and counted in
  * vol->salvage instead of failing the replay. */
 void replay_salvage_mode(struct tux3_volume *vol);
+/* ---- replay_index.c ---- */
+/* Salvage mode, after stage 1: the inode table's root bnode, when no
+ * record left an image of it, rebuilt from the ileaves on the volume. */
+int replay_salvage_index(struct tux3_volume *vol);
 
 /* ---- raw.c ---- */
 /* raw.c: 0, or -ERANGE (the volume error set) when len bytes at offset

@@ -186,8 +186,10 @@ int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode)
  * after replay): the index nodes on the way down are trusted only for
  * the entry followed (magic, a count within the block, a child inside
  * the volume), so that damage elsewhere in a node, which the probe
- * refuses whole, does not hide this inode.  The leaf itself must pass
- * its checks.  No version view: for the internal inodes.
+ * refuses whole, does not hide this inode.  So is the leaf: its
+ * dictionary up to this inode (ileaf_check_prefix), so that damage in
+ * the entries of later inodes does not hide it either.  No version
+ * view: for the internal inodes.
  */
 int inode_load_salvage(struct tux3_volume *vol, tux3_ino_t inum,
 		       struct inode *inode)
@@ -228,8 +230,7 @@ int inode_load_salvage(struct tux3_volume *vol, tux3_ino_t inum,
 		block = child;
 	}
 	if ((err = vol_read_block(vol, block, buf)) ||
-	    (err = ileaf_check(vol, buf, block, 0, TUX3_KEY_LIMIT,
-			       TUX3_MAGIC_ILEAF)))
+	    (err = ileaf_check_prefix(vol, buf, block, inum)))
 		goto out;
 	ileaf_blob(buf, vol->blocksize, inum, &blob, &len);
 	if (!len) {

@@ -792,7 +792,8 @@ static int for_each_live_record(struct tux3_volume *vol,
 
 int replay_stage1(struct tux3_volume *vol)
 {
-	return for_each_live_record(vol, stage1_apply);
+	int err = for_each_live_record(vol, stage1_apply);
+	return err ? err : replay_salvage_index(vol);
 }
 
 void replay_salvage_mode(struct tux3_volume *vol)

@@ -310,12 +310,13 @@ static int state_orphans(struct fsck *f, struct tux3_volume *vol)
 static bool bitmap_salvageable(struct tux3_volume *rv)
 {
 	struct inode inode;
+	tux3_clear_error(rv);
 	int err = inode_load_salvage(rv, TUX3_BITMAP_INO, &inode);
 	tux3_clear_error(rv);
-	if (err)
-		return false;
-	inode_free(&inode);
-	return true;
+	if (!err)
+		inode_free(&inode);
+	/* no bitmap inode: never unified, the bitmap is the log's alone */
+	return !err || err == -ENOENT;
 }
 
 /*
@@ -739,11 +740,17 @@ static void salvage_summary(const struct replay_salvage *sv, char *text,
 				      sv->skipped == 1 ? "es" : "",
 				      strip_block_prefix(e->what));
 	}
+	if (sv->index_leaves && n < len)
+		n += (size_t)snprintf(text + n, len - n, "; the inode table's "
+				      "lost index is rebuilt over the %u "
+				      "inode table leaves found on the volume",
+				      sv->index_leaves);
 	if (sv->bridged && n < len)
 		n += (size_t)snprintf(text + n, len - n, " (the chain's lost "
 				      "link found again: block %" PRIu64 ")",
 				      sv->bridged);
-	if (!sv->cut && !sv->lost && !sv->skipped && n < len)
+	if (!sv->cut && !sv->lost && !sv->skipped && !sv->index_leaves &&
+	    n < len)
 		snprintf(text + n, len - n, " leaves nothing out");
 }
 

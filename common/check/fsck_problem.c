@@ -80,8 +80,7 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		0, "begin the log after it" },
 	[P2_BITMAP_BAD] = { "PASS2_BITMAP_UNREADABLE", 2,
 		"after replay, the bitmap inode (1) cannot be read: %s", 0,
-		"read it past the damaged index node (pass 3 repairs the inode "
-		"table)" },
+		"read it past the damage (pass 3 repairs the inode table)" },
 	[P2_ORPHANS_BAD] = { "PASS2_ORPHANS_UNREADABLE", 2,
 		"after replay, the orphan table cannot be read: %s", 0,
 		"keep the orphans that can be read (pass 3 cuts the damage out; "
@@ -101,6 +100,10 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"cut the node's subtree out of the tree" },
 	[P3_LEAF_BAD] = { "PASS3_LEAF_BAD", 3,
 		"%s tree leaf %" U ": %s%s", 0, "cut the leaf out of the tree" },
+	[P3_LEAF_TRIM] = { "PASS3_LEAF_TRIM", 3,
+		"%s tree leaf %" U ": %s; it cannot be cut out, and its "
+		"dictionary still reads its first %" U " slots", 0,
+		"keep the inodes it reads, drop the rest" },
 	[P3_NODE_ENTRIES] = { "PASS3_NODE_ENTRIES", 3,
 		"%s tree index node %" U " (level %" U "): %s%s", 0,
 		"remove the bad entries (and their subtrees)" },

@@ -552,6 +552,37 @@ static int check_extension(struct fsck *f, const uint8_t *sbraw,
 }
 
 /*
+ * The geometry (blockbits, volblocks) no commit changes, and a wrong but
+ * possible value passes every check of the superblock alone: the open
+ * then reads the log and the trees at the wrong places and finds them
+ * all damaged.  When the secondary copy differs from the primary in one
+ * of these fields alone, the copy is of the same commit and the field
+ * is damage: the primary is restored from it.
+ */
+static int geometry_from_copy(struct fsck *f, const uint8_t *prim,
+			      struct sbcopy *c)
+{
+	static const struct { unsigned off, len; const char *name; } g[] = {
+		{ 24, 2, "blockbits" }, { 32, 8, "volblocks" },
+	};
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		unsigned off = g[i].off, len = g[i].len;
+		if (!c->ok || !memcmp(prim + off, c->raw + off, len) ||
+		    !copy_agrees(prim, c->raw, off))
+			continue;
+		uint64_t have = len == 2 ? be16(prim + off) : be64(prim + off);
+		uint64_t want = len == 2 ? be16(c->raw + off) :
+			       be64(c->raw + off);
+		char what[160];
+		snprintf(what, sizeof(what), "superblock: %s %" PRIu64 " "
+			 "differs from the secondary copy's %" PRIu64 " (no "
+			 "commit changes it)", g[i].name, have, want);
+		return from_copy(f, prim, c, off, what);
+	}
+	return NOT_MINE;
+}
+
+/*
  * Hints are recomputed, never trusted: the open dropped an impossible
  * nextblock or freeatom (super_drop_bad_hints); the repair writes the
  * superblock with the values the writer recomputed (no goal, an empty
@@ -589,7 +620,10 @@ static int check_open(struct fsck *f, struct tux3_volume *vol,
 			fsck_problem(f, P1_SUPER_WARNING, false, NULL,
 				     tux3_warning(vol, i));
 	copy_load(f, &vol->dev, c);
-	int r = check_extension(f, vol->sbraw, c);
+	int r = geometry_from_copy(f, vol->sbraw, c);
+	if (r != NOT_MINE)
+		goto out;
+	r = check_extension(f, vol->sbraw, c);
 	if (r == FIXED || r < 0)
 		goto out;
 	check_hints(f, vol);

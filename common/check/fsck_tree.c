@@ -56,7 +56,7 @@ struct tree_loc {
 
 /* A repair decided during the walk, applied after it. */
 struct tree_fix {
-	enum { FIX_CUT, FIX_ENTRIES } kind;
+	enum { FIX_CUT, FIX_ENTRIES, FIX_TRIM } kind;
 	enum tux3_tree tree;
 	int level;
 	uint64_t block, lo, hi;
@@ -375,6 +375,58 @@ out:
 	return err;
 }
 
+/*
+ * An inode table leaf whose dictionary is readable up to some entry:
+ * how many of its inodes can be kept (0 when none, or when its header
+ * cannot be trusted).
+ */
+static unsigned trim_plan(const struct tux3_volume *vol, const uint8_t *leaf)
+{
+	if (be16(leaf) != TUX3_MAGIC_ILEAF ||
+	    be64(leaf + 8) >= TUX3_KEY_LIMIT)
+		return 0;
+	unsigned valid = ileaf_valid_prefix(leaf, vol->blocksize);
+	return valid < ileaf_count(leaf) ? valid : 0;
+}
+
+/* Rewrite the leaf at loc with its first inodes, those its dictionary
+ * reads up to (a leaf copy-on-write, as the write path makes: the old
+ * block goes when the delta commits); the inodes after them go, their
+ * orphan records with them. */
+static int apply_trim(struct tux3_volume *vol, enum tux3_tree tree,
+		      const struct tree_loc *loc, uint64_t node, uint8_t *buf)
+{
+	uint64_t fresh;
+	uint8_t *img;
+	int err = vol_read_block(vol, node, buf);
+	if (err)
+		return err;
+	unsigned keep = trim_plan(vol, buf), count = ileaf_count(buf);
+	uint64_t ibase = ileaf_ibase(buf);
+	if (!keep)
+		return -EUCLEAN;
+	if ((err = meta_alloc(vol, node, OV_DELTA_DIRTY, &fresh, &img)))
+		return err;
+	if (fresh == node)
+		return vol_error(vol, -EUCLEAN, node, TUX3_NONE, TUX3_NONE,
+				 "the allocator gave out block %" PRIu64
+				 ", which the tree still uses", node);
+	memcpy(img, buf, vol->blocksize);
+	put_be16(img + 2, keep);
+	/* the dropped entries' slots become free space */
+	for (unsigned k = keep + 1; k <= count; k++)
+		put_be16(img + vol->blocksize - 2 * k, 0);
+	overlay_drop(&vol->overlay, node);
+	if ((err = log_redirect(vol, LOG_LEAF_REDIRECT, node, fresh)) ||
+	    (err = bfree_deferred(vol, node, 1)))
+		return err;
+	if (loc->levels)
+		err = repoint(vol, tree, loc, loc->levels - 1, fresh, buf);
+	else
+		set_root_block(vol, tree, fresh);
+	return err ? err : fsck_inodes_gone(vol, ibase + keep, ibase + count);
+}
+
 /* A cut: the subtree goes, and with an inode table's subtree the
  * inodes of its key range go, their orphan records with them (the rule
  * of fsck_inodes_gone).  The range is the cut entry's, at edit. */
@@ -454,8 +506,20 @@ static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 			return yes ? add_fix(p, &fix) : 0;
 		}
 	}
+	bool found = ok;
 	if (ok)
 		ok = plan_cut(e->tree, &loc, &edit, note, sizeof(note));
+	/* a leaf that cannot be cut keeps what its dictionary still reads */
+	unsigned keep = 0;
+	if (found && !ok && !e->twice && e->site == TUX3_SITE_LEAF &&
+	    e->tree == TUX3_TREE_ITREE &&
+	    !vol_read_block(vol, e->block, p->buf) &&
+	    (keep = trim_plan(vol, p->buf))) {
+		fix.kind = FIX_TRIM;
+		yes = fsck_problem(f, P3_LEAF_TRIM, true, at, name, e->block,
+				   what, (uint64_t)keep);
+		return yes ? add_fix(p, &fix) : 0;
+	}
 	if (e->twice) {
 		yes = fsck_problem(f, P3_TWICE, ok, at, name, e->block,
 				   e->parent == TUX3_NONE ? 0 : e->parent,
@@ -543,6 +607,8 @@ static int apply_fixes(struct pass3 *p)
 		if (!err && x->kind == FIX_ENTRIES)
 			err = apply_entries(vol, x->tree, &loc, x->block,
 					    x->lo, x->hi, p->buf);
+		else if (!err && x->kind == FIX_TRIM)
+			err = apply_trim(vol, x->tree, &loc, x->block, p->buf);
 		else if (!err && plan_cut(x->tree, &loc, &edit, why,
 					  sizeof(why)))
 			err = cut_out(vol, x, &loc, edit, p->buf);

@@ -150,6 +150,14 @@ extern const struct btree_ops itree_ops, otree_ops, dtree_ops;
 #define ILEAF_HEADER 16
 int ileaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 		uint64_t blocknr, uint64_t lo, uint64_t hi, unsigned magic);
+/* The ileaf's header and its dictionary up to inum's entry, for reading
+ * inum past damage further on (fsck's salvage): 0, or -EUCLEAN with the
+ * volume error set. */
+int ileaf_check_prefix(struct tux3_volume *vol, const uint8_t *leaf,
+		       uint64_t blocknr, uint64_t inum);
+/* How many dictionary entries, from the first, are in order and within
+ * the free space (0 when the count itself cannot be). */
+unsigned ileaf_valid_prefix(const uint8_t *leaf, unsigned blocksize);
 /* Blob of inum in a checked leaf: 0 found (len may be 0 = absent). */
 int ileaf_blob(const uint8_t *leaf, unsigned blocksize, uint64_t inum,
 	       const uint8_t **blob, unsigned *len);

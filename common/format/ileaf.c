@@ -59,6 +59,44 @@ int ileaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 	return 0;
 }
 
+unsigned ileaf_valid_prefix(const uint8_t *leaf, unsigned blocksize)
+{
+	unsigned count = ileaf_count(leaf);
+	if (count > (blocksize - ILEAF_HEADER) / 2)
+		return 0;
+	unsigned limit = blocksize - ILEAF_HEADER - 2 * count, prev = 0, k;
+	for (k = 1; k <= count; k++) {
+		unsigned end = dict_end(leaf, blocksize, k);
+		if (end < prev || end > limit)
+			break;
+		prev = end;
+	}
+	return k - 1;
+}
+
+int ileaf_check_prefix(struct tux3_volume *vol, const uint8_t *leaf,
+		       uint64_t blocknr, uint64_t inum)
+{
+	unsigned bs = vol->blocksize;
+	if (be16(leaf) != TUX3_MAGIC_ILEAF)
+		return vol_error(vol, -EUCLEAN, blocknr, inum, 0, "ileaf: bad "
+				 "magic 0x%04x (expected 0x%04x)", be16(leaf),
+				 TUX3_MAGIC_ILEAF);
+	unsigned count = ileaf_count(leaf);
+	uint64_t ibase = be64(leaf + 8);
+	if (count > (bs - ILEAF_HEADER) / 2 || ibase > inum)
+		return vol_error(vol, -EUCLEAN, blocknr, inum, 2, "ileaf: "
+				 "count %u or ibase %" PRIu64 " cannot hold "
+				 "inode %" PRIu64, count, ibase, inum);
+	unsigned valid = ileaf_valid_prefix(leaf, bs);
+	if (valid < count && inum - ibase >= valid)
+		return vol_error(vol, -EUCLEAN, blocknr, ibase + valid,
+				 bs - 2 * (valid + 1), "ileaf: dictionary "
+				 "entry %u out of order or past the free "
+				 "space", valid + 1);
+	return 0;
+}
+
 int ileaf_blob(const uint8_t *leaf, unsigned blocksize, uint64_t inum,
 	       const uint8_t **blob, unsigned *len)
 {
