@@ -354,17 +354,19 @@ static int countmap_block(struct tux3_volume *vol, uint64_t cb, uint8_t *out)
 {
 	unsigned per_cblock = vol->blocksize / 2;
 	struct bitmap *bm = &vol->bitmap;
-	for (unsigned k = 0; k < per_cblock; k++) {
-		uint64_t g = cb * per_cblock + k, used;
+	uint64_t first = cb * per_cblock << TUX3_GROUPBITS, used;
+	/* loads the chunks there are; then the counts are in memory */
+	int err = bitmap_count_used(vol, first,
+				    (uint64_t)per_cblock << TUX3_GROUPBITS,
+				    &used);
+	for (unsigned k = 0; k < per_cblock && !err && used; k++) {
+		uint64_t g = cb * per_cblock + k;
 		if (g >= bm->ngroups)
 			break;
-		int err = bitmap_count_used(vol, g << TUX3_GROUPBITS,
-					    1ULL << TUX3_GROUPBITS, &used);
-		if (err)
-			return err;
-		put_be16(out + 2 * k, (uint16_t)used);
+		put_be16(out + 2 * k, (uint16_t)spacemap_count(&bm->map,
+			 g << TUX3_GROUPBITS, 1ULL << TUX3_GROUPBITS));
 	}
-	return 0;
+	return err;
 }
 
 /*
