@@ -214,7 +214,7 @@ $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 COV_FLAGS = --coverage -fprofile-update=atomic
 $(eval $(call flavour,build-cov,$(COV_FLAGS)))
 
-.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
+.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench bench-scale demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
 
 all: $(BUILD)-all
 FORCE:
@@ -344,6 +344,9 @@ demo: $(BUILD)-all
 # mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir (ratios)
 bench: $(BUILD)-all
 	@sh scripts/bench.sh $(BUILD)
+
+bench-scale: $(BUILD)-all
+	@sh scripts/bench_scale.sh $(BUILD)
 
 # What `make install` installs, below DESTDIR (tests/install.list holds
 # the list for PREFIX=/usr/local, tests/scripts/install.sh checks it):

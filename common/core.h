@@ -86,6 +86,9 @@ int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 int filemap_lookup(struct tux3_volume *vol, const struct inode *inode,
 		   uint64_t logical, uint64_t *physical, uint64_t *run);
 /* Read a whole block of a file (holes read as zeros). */
+/* The first mapped block (not a hole) in [from, end), or end. */
+int filemap_next_mapped(struct tux3_volume *vol, const struct inode *inode,
+			uint64_t from, uint64_t end, uint64_t *logical);
 int filemap_read_block(struct tux3_volume *vol, const struct inode *inode,
 		       uint64_t logical, uint8_t *buf);
 int inode_read(struct tux3_volume *vol, const struct inode *inode, void *buf,
@@ -214,6 +217,17 @@ int bitmap_ondisk_chunk(struct tux3_volume *vol, uint64_t index,
 /* The live chunk (bitmap block) index, loaded on first use; NULL with
  * *err set when it cannot be read. */
 uint8_t *bitmap_chunk(struct tux3_volume *vol, uint64_t index, int *err);
+struct spacemap_chunk *bitmap_chunk_get(struct tux3_volume *vol,
+					uint64_t index, int *err);
+/* The first chunk at from or after that exists (in the bitmap file or
+ * in memory), or nchunks: every other chunk is a hole, all free. */
+int bitmap_next_chunk(struct tux3_volume *vol, uint64_t from,
+		      uint64_t *index);
+/* The same for the bitmap file alone. */
+int bitmap_ondisk_next(struct tux3_volume *vol, uint64_t from,
+		       uint64_t *index);
+int bitmap_group_used(struct tux3_volume *vol, uint64_t group,
+		      uint64_t *used);
 typedef int (*bitmap_run_fn)(void *ctx, uint64_t chunk, uint64_t start,
 			     uint64_t count, int stale);
 int bitmap_runs(struct tux3_volume *vol, bitmap_run_fn fn, void *ctx);

@@ -93,6 +93,29 @@ int filemap_lookup(struct tux3_volume *vol, const struct inode *inode,
 	return 0;
 }
 
+struct first_mapped {
+	uint64_t from, found;
+};
+
+static int first_mapped(void *ctx, const struct extent *x)
+{
+	struct first_mapped *m = ctx;
+	if (!x->physical)
+		return 0;	/* a hole */
+	m->found = x->logical > m->from ? x->logical : m->from;
+	return 1;
+}
+
+int filemap_next_mapped(struct tux3_volume *vol, const struct inode *inode,
+			uint64_t from, uint64_t end, uint64_t *logical)
+{
+	struct first_mapped m = { .from = from, .found = end };
+	int err = from < end ? filemap_walk(vol, inode, from, end,
+					    first_mapped, &m) : 0;
+	*logical = m.found;
+	return err < 0 ? err : 0;
+}
+
 int filemap_read_block(struct tux3_volume *vol, const struct inode *inode,
 		       uint64_t logical, uint8_t *buf)
 {

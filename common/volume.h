@@ -70,6 +70,30 @@ struct blockset {
 	size_t count, cap;
 };
 
+/*
+ * A space map (io/spacemap.c): a bitmap over up to 2^48 bits held as a
+ * radix tree of fixed-size chunks, materialised only where the caller
+ * puts one (a chunk with a set bit, or one it loaded), so its size
+ * follows the space in use, not the volume.  Each chunk keeps the count
+ * of its set bits per unit of 2^countbits bits, and a byte of flags for
+ * its owner (the live bitmap's dirty mark).
+ */
+struct spacemap_chunk {
+	uint64_t index;		/* chunk number: bits index << chunkbits.. */
+	uint8_t flags;		/* the owner's */
+	uint32_t *count;	/* set bits per unit */
+	uint8_t *bits;		/* 2^chunkbits bits, LSB first */
+};
+
+struct spacemap {
+	unsigned chunkbits;	/* bits per chunk, log2 */
+	unsigned countbits;	/* bits per counted unit, log2 (<= chunkbits) */
+	unsigned levels;	/* radix levels above the chunks */
+	void **root;
+	uint64_t chunks;	/* materialised */
+	uint64_t bytes;		/* memory held, nodes and chunks */
+};
+
 /* The replay overlay: in-memory bnode images rebuilt from the log
  * (io/overlay.c). */
 struct overlay_ent {
@@ -107,13 +131,16 @@ struct logblk {
 struct bitmap {
 	uint64_t volblocks;
 	unsigned blockbits;
-	size_t nchunks;		/* one chunk = one bitmap block */
-	uint8_t **chunks;	/* lazily loaded */
-	uint8_t *dirty;		/* per chunk: changed since the disk copy */
-	uint32_t *groupused;	/* live used count per 2^13-block group, once
-				 * the allocator is ready (NULL before) */
+	uint64_t nchunks;	/* one chunk = one bitmap block */
+	struct spacemap map;	/* the chunks loaded (a hole on disk loads
+				 * as zeroes), each with its used count per
+				 * group (or per chunk when a chunk is less
+				 * than a group); flag BITMAP_DIRTY: changed
+				 * since the disk copy */
+	bool ready;		/* the allocator's reserve is set */
 	uint64_t ngroups;
 };
+#define BITMAP_DIRTY 1
 
 /* Allocation (balloc.c).  Blocks freed by a delta may be reused only
  * once the commit that freed them is durable, so frees are deferred. */

@@ -4,7 +4,10 @@
  * namespace (tux3_check_namespace: reachability, link counts).  The
  * first marks every block the volume references (tree nodes, extents,
  * log blocks, the reserved area, blocks the log frees only at the next
- * unify) in a shadow map, then compares it with the live bitmap.
+ * unify) in a shadow map, then compares it with the live bitmap.  The
+ * shadow map is a space map (io/spacemap.c) in chunks of the bitmap's
+ * blocks, and the comparison visits only the chunks that either map
+ * holds: its time and memory follow the space in use.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -14,10 +17,11 @@
 
 struct shadow {
 	struct tux3_volume *vol;
-	uint8_t *map;		/* one bit per block */
+	struct spacemap map;	/* one bit per referenced block */
 	tux3_check_fn report;
 	void *ctx;
 	unsigned problems;
+	bool nomem;		/* the map could not grow */
 };
 
 static void report(struct shadow *s, uint64_t block, uint64_t count,
@@ -35,10 +39,13 @@ static void mark(struct shadow *s, uint64_t block, uint64_t count)
 		return;
 	}
 	for (uint64_t b = block; b < block + count; b++) {
-		uint8_t bit = (uint8_t)(1u << (b & 7));
-		if (s->map[b >> 3] & bit)
+		int was = spacemap_set(&s->map, b, true);
+		if (was < 0) {
+			s->nomem = true;
+			return;
+		}
+		if (was)
 			report(s, b, 1, TUX3_BLOCK_SHARED);
-		s->map[b >> 3] |= bit;
 	}
 }
 
@@ -81,9 +88,10 @@ static int shadow_build(struct shadow *s)
 		.bnode = on_node, .leaf = on_node, .logblock = on_logblock,
 		.extent = on_extent, .error = on_error,
 	};
-	s->map = calloc((size_t)((vol->volblocks + 7) >> 3), 1);
-	if (!s->map)
-		return -ENOMEM;
+	int err = spacemap_init(&s->map, vol->blockbits + 3,
+				vol->blockbits + 3, vol->volblocks);
+	if (err)
+		return err;
 	mark(s, 0, vol->reserved_blocks);
 	/* still in use until the next unify frees them */
 	for (unsigned i = 0; i < vol->ndeunify; i++) {
@@ -98,10 +106,11 @@ static int shadow_build(struct shadow *s)
 	/* freed by the open delta: in use until its commit is durable */
 	for (size_t i = 0; i < vol->defer_free.count; i++)
 		mark(s, vol->defer_free.v[i].block, vol->defer_free.v[i].count);
-	int err = tux3_walk(vol, &ops, s);
+	err = tux3_walk(vol, &ops, s);
+	if (!(err < 0 && err != -EUCLEAN) && s->nomem)
+		err = -ENOMEM;
 	if (err < 0 && err != -EUCLEAN) {
-		free(s->map);
-		s->map = NULL;
+		spacemap_free(&s->map);
 		return err;
 	}
 	return 0;
@@ -111,7 +120,8 @@ static int shadow_build(struct shadow *s)
  * The blocks whose on-disk contents the committed state depends on:
  * everything referenced, less the bnodes changed in this unify cycle
  * (replay rebuilds their images from the log, so their blocks are
- * written at unify).  For the write-ordering lint of the tests.
+ * written at unify).  For the write-ordering lint of the tests, on small
+ * volumes: a flat map, one bit per block.
  */
 int committed_map(struct tux3_volume *vol, uint8_t **map)
 {
@@ -123,32 +133,70 @@ int committed_map(struct tux3_volume *vol, uint8_t **map)
 		struct overlay_ent *e = &vol->overlay.ents[i];
 		if (e->block && e->data && (e->flags & OV_UNIFY_DIRTY) &&
 		    e->block < vol->volblocks)
-			s.map[e->block >> 3] &= (uint8_t)~(1u << (e->block & 7));
+			spacemap_set(&s.map, e->block, false);
 	}
-	*map = s.map;
-	return 0;
+	*map = calloc((size_t)((vol->volblocks + 7) >> 3), 1);
+	for (uint64_t b = 0; *map && b < vol->volblocks; b++)
+		if (spacemap_test(&s.map, b))
+			(*map)[b >> 3] |= (uint8_t)(1u << (b & 7));
+	spacemap_free(&s.map);
+	return *map ? 0 : -ENOMEM;
+}
+
+/* One chunk: the live bitmap's bits against the references (ref NULL:
+ * none there), block by block where their bytes differ. */
+static void compare_chunk(struct shadow *s, uint64_t index,
+			  const uint8_t *live, const uint8_t *ref)
+{
+	struct tux3_volume *vol = s->vol;
+	unsigned shift = vol->blockbits + 3;
+	uint64_t base = index << shift, bits = 1ULL << shift;
+	if (bits > vol->volblocks - base)
+		bits = vol->volblocks - base;
+	for (uint64_t bit = 0; bit < bits; bit += 8) {
+		uint8_t r = ref ? ref[bit >> 3] : 0, l = live[bit >> 3];
+		if (l == r)
+			continue;
+		for (unsigned k = 0; k < 8 && bit + k < bits; k++) {
+			bool used = l >> k & 1, refd = r >> k & 1;
+			if (used && !refd)
+				report(s, base + bit + k, 1, TUX3_BLOCK_LEAKED);
+			else if (!used && refd)
+				report(s, base + bit + k, 1,
+				       TUX3_BLOCK_FREE_IN_USE);
+		}
+	}
+}
+
+/* The chunks to compare: those the references or the bitmap (its file
+ * or this session) hold; everywhere else both say free. */
+static int next_chunk(struct shadow *s, uint64_t from, uint64_t *index)
+{
+	struct spacemap_chunk *c = spacemap_next(&s->map, from);
+	int err = bitmap_next_chunk(s->vol, from, index);
+	if (c && c->index < *index)
+		*index = c->index;
+	return err;
 }
 
 int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 {
 	struct shadow s = { .vol = vol, .report = fn, .ctx = ctx };
+	uint64_t index;
 	int err = shadow_build(&s);
 	if (err)
 		return err;
-	for (uint64_t b = 0; b < vol->volblocks; b++) {
-		int used = bitmap_test(vol, b);
-		if (used < 0) {
-			free(s.map);
-			return used;
-		}
-		bool ref = s.map[b >> 3] & (1u << (b & 7));
-		if (used && !ref)
-			report(&s, b, 1, TUX3_BLOCK_LEAKED);
-		else if (!used && ref)
-			report(&s, b, 1, TUX3_BLOCK_FREE_IN_USE);
+	err = next_chunk(&s, 0, &index);
+	while (!err && index < vol->bitmap.nchunks) {
+		uint8_t *live = bitmap_chunk(vol, index, &err);
+		if (!live)
+			break;
+		struct spacemap_chunk *ref = spacemap_get(&s.map, index);
+		compare_chunk(&s, index, live, ref ? ref->bits : NULL);
+		err = next_chunk(&s, index + 1, &index);
 	}
-	free(s.map);
-	return (int)s.problems;
+	spacemap_free(&s.map);
+	return err ? err : (int)s.problems;
 }
 
 /* ---- the namespace: links, types, reachability ---- */

@@ -22,7 +22,7 @@
  *  - No block with two owners.  Phase 1 marks every referenced block
  *    (reserved area, log, blocks freed at the next unify or commit,
  *    inode and orphan table nodes, data tree nodes, extents: what
- *    check.c's shadow_build marks) in a one-bit-per-block map and keeps
+ *    check.c's shadow_build marks) in a space map and keeps
  *    the runs met twice; phase 2 walks again and lists every owner of
  *    those runs.  Per block a keeper is chosen: the tables, log or
  *    reserved area first, then an internal inode (bitmap, countmap,
@@ -43,8 +43,10 @@
  * that something still uses; they are let go afterwards and pass 8
  * reports them as before.
  *
- * Memory: one bit per block for the map (32 KiB per GiB at 4 KiB
- * blocks), freed at the end of the pass, and nothing per clean inode:
+ * Memory: a space map of the referenced blocks (io/spacemap.c: chunks
+ * of one bitmap block's span only where something is referenced, so
+ * it follows the space in use, not the volume), freed at the end of the
+ * pass, and nothing per clean inode:
  * an inode with a problem costs one 24-byte record in an array sorted
  * by inode number (inode numbers are sparse up to 2^48), a run of
  * blocks met twice 16 bytes, each owner of such a run 40 bytes, each
@@ -114,7 +116,8 @@ struct p4 {
 	struct fsck *f;
 	struct tux3_volume *vol;
 	enum phase phase;
-	uint8_t *map;			/* one bit per referenced block */
+	struct spacemap map;		/* the referenced blocks */
+	int map_err;			/* -ENOMEM: the map could not grow */
 	struct run *runs;		/* blocks met twice */
 	size_t nruns, capruns;
 	struct owner *own;
@@ -225,11 +228,12 @@ static void mark(struct p4 *p, uint64_t block, uint64_t count)
 {
 	if (!vol_extent_valid(p->vol, block, count))
 		return;		/* reported where it was met */
-	for (uint64_t b = block; b < block + count; b++) {
-		uint8_t bit = (uint8_t)(1u << (b & 7));
-		if (p->map[b >> 3] & bit)
+	for (uint64_t b = block; b < block + count && !p->map_err; b++) {
+		int was = spacemap_set(&p->map, b, true);
+		if (was < 0)
+			p->map_err = was;
+		else if (was)
 			run_add(p, b);
-		p->map[b >> 3] |= bit;
 	}
 }
 
@@ -1448,12 +1452,17 @@ static bool shielded(const struct p4 *p, uint64_t b)
 static int shield_on(struct p4 *p)
 {
 	struct tux3_volume *vol = p->vol;
-	for (uint64_t byte = 0; byte < (vol->volblocks + 7) >> 3; byte++) {
-		if (!p->map[byte])
-			continue;
-		for (unsigned bit = 0; bit < 8; bit++) {
-			uint64_t b = byte << 3 | bit;
-			if (b >= vol->volblocks || !(p->map[byte] >> bit & 1))
+	unsigned shift = vol->blockbits + 3;
+	for (struct spacemap_chunk *c = spacemap_next(&p->map, 0); c;
+	     c = spacemap_next(&p->map, c->index + 1)) {
+		for (uint64_t bit = 0; bit < 1ULL << shift; bit++) {
+			uint64_t b = c->index << shift | bit;
+			if (!(bit & 7) && !c->bits[bit >> 3]) {
+				bit += 7;
+				continue;
+			}
+			if (b >= vol->volblocks || !(c->bits[bit >> 3] >>
+						     (bit & 7) & 1))
 				continue;
 			int used = bitmap_test(vol, b);
 			if (used < 0)
@@ -1882,7 +1891,7 @@ static void p4_free(struct p4 *p)
 {
 	if (!p)
 		return;
-	free(p->map);
+	spacemap_free(&p->map);
 	free(p->runs);
 	free(p->own);
 	free(p->recs);
@@ -1904,15 +1913,17 @@ int fsck_pass4(struct fsck *f)
 	f->inodes = p;
 	p->f = f;
 	p->vol = vol;
-	p->map = calloc((size_t)((vol->volblocks + 7) >> 3), 1);
 	p->buf = malloc(vol->blocksize);
-	if (!p->map || !p->buf)
+	if (!p->buf || (err = spacemap_init(&p->map, vol->blockbits + 3,
+					    vol->blockbits + 3,
+					    vol->volblocks)))
 		goto out;
+	err = -ENOMEM;
 	tux3_super_info(vol, &si);
 	f->progress_max = si.usedinodes;
 
 	p->phase = PH_MARK;
-	if ((err = walk_all(p)))
+	if ((err = walk_all(p)) || (err = p->map_err))
 		goto out;
 	fsck_progress(f, f->progress, f->progress_max);
 	runs_settle(p);

@@ -4,8 +4,8 @@
  * met; then the counters, once the bitmap repairs are made: the
  * countmap, the free block count and the used inode count.
  *
- * Memory: besides what tux3_check_alloc keeps (one bit per block), two
- * blocks for the countmap check and a set of the groups whose bitmap bits
+ * Memory: besides what tux3_check_alloc keeps (a space map of the blocks
+ * in use), two blocks for the countmap check and a set of the groups whose bitmap bits
  * were found wrong (a few bytes per such group); nothing per inode.
  */
 #include <inttypes.h>
@@ -166,6 +166,33 @@ static int ondisk_group_used(struct cmap_check *c, uint64_t group,
 	return 0;
 }
 
+/*
+ * The next countmap block to compare, from cb on: one the countmap file
+ * holds, or one whose groups the bitmap file holds a block of.  Where
+ * both are holes, both say 0.
+ */
+static int cmap_next(struct tux3_volume *vol, const struct inode *cmap,
+		     uint64_t cb, uint64_t ncblocks, uint64_t *next)
+{
+	unsigned shift = vol->blockbits + 3, per = vol->blocksize / 2;
+	uint64_t chunk, mapped = ncblocks;
+	int err = 0;
+	*next = ncblocks;
+	if (cb >= ncblocks)
+		return 0;
+	if (cmap && (err = filemap_next_mapped(vol, cmap, cb, ncblocks,
+					       &mapped)))
+		return err;
+	uint64_t first = ((cb * per) << TUX3_GROUPBITS) >> shift;
+	if ((err = bitmap_ondisk_next(vol, first, &chunk)))
+		return err;
+	if (chunk < vol->bitmap.nchunks)
+		*next = ((chunk << shift) >> TUX3_GROUPBITS) / per;
+	if (mapped < *next)
+		*next = mapped;
+	return 0;
+}
+
 static int pass8_countmap(struct pass8 *p)
 {
 	struct fsck *f = p->f;
@@ -192,7 +219,12 @@ static int pass8_countmap(struct pass8 *p)
 	uint8_t *cblk = malloc(bs);
 	c.chunk = malloc(bs);
 	err = cblk && c.chunk ? 0 : -ENOMEM;
-	for (uint64_t cb = 0; cb < ncblocks && !err && !f->stop; cb++) {
+	uint64_t cb;
+	if (!err)
+		err = cmap_next(vol, has_cmap ? &cmap : NULL, 0, ncblocks, &cb);
+	for (; !err && cb < ncblocks && !f->stop;
+	     err = err ? err : cmap_next(vol, has_cmap ? &cmap : NULL, cb + 1,
+					 ncblocks, &cb)) {
 		if (!has_cmap)
 			memset(cblk, 0, bs);
 		else if ((err = filemap_read_block(vol, &cmap, cb, cblk)))

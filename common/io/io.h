@@ -45,6 +45,33 @@ int blockset_add(struct blockset *s, uint64_t v);
 bool blockset_has(const struct blockset *s, uint64_t v);
 void blockset_free(struct blockset *s);
 
+/* ---- spacemap.c ---- */
+/* An empty map of nbits bits in chunks of 2^chunkbits bits, counted per
+ * 2^countbits bits. */
+int spacemap_init(struct spacemap *sm, unsigned chunkbits,
+		  unsigned countbits, uint64_t nbits);
+void spacemap_free(struct spacemap *sm);
+/* The chunk index, or NULL if it was never materialised. */
+struct spacemap_chunk *spacemap_get(const struct spacemap *sm,
+				    uint64_t index);
+/* The chunk index, made (from data, or zeroed if data is NULL) if it
+ * is not there yet; NULL on -ENOMEM or an index beyond the map. */
+struct spacemap_chunk *spacemap_make(struct spacemap *sm, uint64_t index,
+				     const uint8_t *data);
+/* The first materialised chunk at index or after, NULL if none. */
+struct spacemap_chunk *spacemap_next(const struct spacemap *sm,
+				     uint64_t index);
+/* Sets or clears bit (within c); returns its former value. */
+bool spacemap_chunk_put(const struct spacemap *sm, struct spacemap_chunk *c,
+			uint64_t bit, bool set);
+/* Bit n of the map (0 where no chunk is); set bits materialise chunks:
+ * spacemap_set returns the former value, or -ENOMEM. */
+bool spacemap_test(const struct spacemap *sm, uint64_t n);
+int spacemap_set(struct spacemap *sm, uint64_t n, bool set);
+/* Set bits in [start, start + count). */
+uint64_t spacemap_count(const struct spacemap *sm, uint64_t start,
+			uint64_t count);
+
 /* ---- overlay.c ---- */
 uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped);
 int overlay_put(struct overlay *ov, uint64_t block, unsigned size,

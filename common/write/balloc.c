@@ -33,37 +33,20 @@ void extent_list_free(struct extent_list *l)
 }
 
 /*
- * Ready the allocator after replay: per-group used counts from the live
- * bitmap (the countmap on disk is stale between unifies), and a reserve
- * of about 0.2% of the volume (at least 16 blocks, at most 4096) that only
- * privileged allocations may use, so that unlink and truncate can always
- * commit on a full volume.
+ * Ready the allocator after replay: a reserve of about 0.2% of the volume
+ * (at least 16 blocks, at most 4096) that only privileged allocations may
+ * use, so that unlink and truncate can always commit on a full volume.
+ * The per-group used counts live with the bitmap's chunks, made as the
+ * chunks are loaded (the countmap on disk is stale between unifies).
  */
 int balloc_init(struct tux3_volume *vol)
 {
-	struct bitmap *bm = &vol->bitmap;
-	uint64_t groupsize = 1ULL << TUX3_GROUPBITS;
-
-	if (bm->groupused)
+	if (vol->bitmap.ready)
 		return 0;
-	bm->ngroups = (vol->volblocks + groupsize - 1) >> TUX3_GROUPBITS;
-	uint32_t *g = calloc(bm->ngroups, sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < bm->ngroups; i++) {
-		uint64_t used;
-		int err = bitmap_count_used(vol, i << TUX3_GROUPBITS, groupsize,
-					    &used);
-		if (err) {
-			free(g);
-			return err;
-		}
-		g[i] = (uint32_t)used;
-	}
-	bm->groupused = g;
 	uint64_t reserve = vol->volblocks / 512;
 	vol->reserve_blocks = reserve < 16 ? 16 : reserve > 4096 ? 4096 :
 			      reserve;
+	vol->bitmap.ready = true;
 	return 0;
 }
 
@@ -151,8 +134,10 @@ int balloc(struct tux3_volume *vol, uint64_t goal, uint64_t count,
 		uint64_t first = goal >> TUX3_GROUPBITS;
 		for (uint64_t i = 0; i <= bm->ngroups; i++) {
 			uint64_t g = (first + i) % bm->ngroups;
-			uint64_t size = group_blocks(vol, g);
-			if (size - bm->groupused[g] < (pass ? 1 : want))
+			uint64_t size = group_blocks(vol, g), used;
+			if ((err = bitmap_group_used(vol, g, &used)))
+				return err;
+			if (size - used < (pass ? 1 : want))
 				continue;
 			uint64_t start = g << TUX3_GROUPBITS;
 			uint64_t from = i == 0 ? goal : start;
@@ -278,7 +263,13 @@ int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
 	return 0;
 }
 
-/* Write snapshot blocks of an internal file to new blocks. */
+static bool all_zero(const uint8_t *p, unsigned size)
+{
+	return !p[0] && !memcmp(p, p + 1, size - 1);
+}
+
+/* Write snapshot blocks of an internal file to new blocks; a block of
+ * zeroes where the file has a hole is not written. */
 static int flush_file(struct tux3_volume *vol, tux3_ino_t inum,
 		      uint8_t **snap, const uint64_t *index, size_t n)
 {
@@ -290,6 +281,8 @@ static int flush_file(struct tux3_volume *vol, tux3_ino_t inum,
 		uint64_t block, got, old, run;
 		if ((err = filemap_lookup(vol, &inode, index[i], &old, &run)))
 			break;
+		if (!old && all_zero(snap[i], vol->blocksize))
+			continue;	/* a hole stays a hole: all free */
 		if ((err = balloc(vol, old ? old : index[i] + inum, 1, true,
 				  &block, &got)) ||
 		    (err = log_balloc(vol, block, 1)) ||
@@ -318,78 +311,114 @@ static int flush_file(struct tux3_volume *vol, tux3_ino_t inum,
 	return err;
 }
 
+/* Snapshots of file blocks for flush_file: index[i] and its bytes. */
+struct snaps {
+	uint64_t *index;
+	uint8_t **data;
+	size_t count, cap;
+};
+
+static uint8_t *snaps_add(struct snaps *s, uint64_t index, unsigned bs)
+{
+	if (s->count == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 16;
+		uint64_t *i = realloc(s->index, ncap * sizeof(*i));
+		if (i)
+			s->index = i;
+		uint8_t **d = realloc(s->data, ncap * sizeof(*d));
+		if (d)
+			s->data = d;
+		if (!i || !d)
+			return NULL;
+		s->cap = ncap;
+	}
+	uint8_t *p = calloc(1, bs);
+	if (p) {
+		s->index[s->count] = index;
+		s->data[s->count++] = p;
+	}
+	return p;
+}
+
+static void snaps_free(struct snaps *s)
+{
+	for (size_t i = 0; i < s->count; i++)
+		free(s->data[i]);
+	free(s->data);
+	free(s->index);
+}
+
+/* Countmap block cb from the live counts: the bitmap chunks it covers
+ * that exist are loaded, the holes count 0. */
+static int countmap_block(struct tux3_volume *vol, uint64_t cb, uint8_t *out)
+{
+	unsigned per_cblock = vol->blocksize / 2;
+	struct bitmap *bm = &vol->bitmap;
+	uint64_t first = cb * per_cblock << TUX3_GROUPBITS, used;
+	/* loads the chunks there are; then the counts are in memory */
+	int err = bitmap_count_used(vol, first,
+				    (uint64_t)per_cblock << TUX3_GROUPBITS,
+				    &used);
+	for (unsigned k = 0; k < per_cblock && !err && used; k++) {
+		uint64_t g = cb * per_cblock + k;
+		if (g >= bm->ngroups)
+			break;
+		put_be16(out + 2 * k, (uint16_t)spacemap_count(&bm->map,
+			 g << TUX3_GROUPBITS, 1ULL << TUX3_GROUPBITS));
+	}
+	return err;
+}
+
 /*
  * The unify writes what the bitmap and countmap say at the unify mark:
  * a snapshot taken before their own new blocks are allocated (those
  * allocations are logged after the mark, and replay applies them on top).
+ * Only the chunks changed since their disk copy are visited, and with
+ * them the countmap blocks of their groups.
  */
 int bitmap_flush(struct tux3_volume *vol)
 {
 	struct bitmap *bm = &vol->bitmap;
 	unsigned bs = vol->blocksize, per_cblock = bs / 2;
-	size_t nsnap = 0, ncsnap = 0;
-	uint64_t *index = NULL, *cindex = NULL;
-	uint8_t **snap = NULL, **csnap = NULL;
+	unsigned shift = vol->blockbits + 3;
+	struct snaps snap = { 0 }, csnap = { 0 };
 	int err = balloc_init(vol);
 	if (err)
 		return err;
 
-	size_t ncblocks = (size_t)((bm->ngroups + per_cblock - 1) / per_cblock);
-	index = calloc(bm->nchunks + 1, sizeof(*index));
-	snap = calloc(bm->nchunks + 1, sizeof(*snap));
-	cindex = calloc(ncblocks + 1, sizeof(*cindex));
-	csnap = calloc(ncblocks + 1, sizeof(*csnap));
-	uint8_t *cdirty = calloc(ncblocks + 1, 1);
-	if (!index || !snap || !cindex || !csnap || !cdirty) {
-		err = -ENOMEM;
-		goto out;
-	}
-	uint64_t groups_per_chunk = ((uint64_t)bs * 8) >> TUX3_GROUPBITS;
-	if (!groups_per_chunk)
-		groups_per_chunk = 1;
-	for (size_t i = 0; i < bm->nchunks; i++) {
-		if (!bm->dirty[i] || !bm->chunks[i])
+	for (struct spacemap_chunk *c = spacemap_next(&bm->map, 0); c && !err;
+	     c = spacemap_next(&bm->map, c->index + 1)) {
+		if (!(c->flags & BITMAP_DIRTY))
 			continue;
-		if (!(snap[nsnap] = malloc(bs))) {
+		uint8_t *p = snaps_add(&snap, c->index, bs);
+		if (!p) {
 			err = -ENOMEM;
-			goto out;
+			break;
 		}
-		memcpy(snap[nsnap], bm->chunks[i], bs);
-		index[nsnap++] = i;
-		bm->dirty[i] = 0;
-		/* the groups this chunk covers: their countmap blocks */
-		uint64_t g0 = ((uint64_t)i * bs * 8) >> TUX3_GROUPBITS;
-		for (uint64_t g = g0; g < g0 + groups_per_chunk &&
-		     g < bm->ngroups; g++)
-			cdirty[g / per_cblock] = 1;
+		memcpy(p, c->bits, bs);
+		c->flags &= (uint8_t)~BITMAP_DIRTY;
+		/* the countmap blocks of the groups this chunk covers */
+		uint64_t g0 = (c->index << shift) >> TUX3_GROUPBITS;
+		uint64_t g1 = (((c->index + 1) << shift) - 1) >> TUX3_GROUPBITS;
+		for (uint64_t cb = g0 / per_cblock; cb <= g1 / per_cblock &&
+		     !err; cb++) {
+			if (cb * per_cblock >= bm->ngroups ||
+			    (csnap.count && csnap.index[csnap.count - 1] >= cb))
+				continue;
+			if (!(p = snaps_add(&csnap, cb, bs)))
+				err = -ENOMEM;
+		}
 	}
-	for (size_t c = 0; c < ncblocks; c++) {
-		if (!cdirty[c])
-			continue;
-		if (!(csnap[ncsnap] = calloc(1, bs))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (unsigned k = 0; k < per_cblock; k++) {
-			uint64_t g = (uint64_t)c * per_cblock + k;
-			if (g < bm->ngroups)
-				put_be16(csnap[ncsnap] + 2 * k,
-					 (uint16_t)bm->groupused[g]);
-		}
-		cindex[ncsnap++] = c;
-	}
-	if (!(err = flush_file(vol, TUX3_BITMAP_INO, snap, index, nsnap)))
-		err = flush_file(vol, TUX3_COUNTMAP_INO, csnap, cindex, ncsnap);
-out:
-	for (size_t i = 0; i < nsnap; i++)
-		free(snap[i]);
-	for (size_t i = 0; i < ncsnap; i++)
-		free(csnap[i]);
-	free(snap);
-	free(index);
-	free(csnap);
-	free(cindex);
-	free(cdirty);
+	for (size_t i = 0; i < csnap.count && !err; i++)
+		err = countmap_block(vol, csnap.index[i], csnap.data[i]);
+	if (!err)
+		err = flush_file(vol, TUX3_BITMAP_INO, snap.data, snap.index,
+				 snap.count);
+	if (!err)
+		err = flush_file(vol, TUX3_COUNTMAP_INO, csnap.data,
+				 csnap.index, csnap.count);
+	snaps_free(&snap);
+	snaps_free(&csnap);
 	return err;
 }
 
@@ -407,14 +436,18 @@ uint64_t balloc_dir_goal(struct tux3_volume *vol)
 	/* while the current group is at most half full, stay: moving
 	 * costs locality and time for little gain */
 	uint64_t cur = (vol->alloc_cursor >> TUX3_GROUPBITS) % bm->ngroups;
-	if (bm->groupused[cur] * 2 <= group_blocks(vol, cur))
+	uint64_t used;
+	if (bitmap_group_used(vol, cur, &used) ||
+	    used * 2 <= group_blocks(vol, cur))
 		return vol->alloc_cursor;
 	uint64_t first = cur + 1;
 	uint64_t best = first % bm->ngroups, best_free = 0;
 	unsigned span = bm->ngroups < 64 ? (unsigned)bm->ngroups : 64;
 	for (unsigned i = 0; i < span; i++) {
 		uint64_t g = (first + i) % bm->ngroups;
-		uint64_t free = group_blocks(vol, g) - bm->groupused[g];
+		if (bitmap_group_used(vol, g, &used))
+			return vol->alloc_cursor;
+		uint64_t free = group_blocks(vol, g) - used;
 		if (free > best_free) {
 			best = g;
 			best_free = free;

@@ -298,10 +298,12 @@ int repair_countmap_rewrite(struct tux3_volume *vol, uint64_t group)
 	if (group >= ngroups)
 		group = ngroups - 1;
 	uint64_t block = group << TUX3_GROUPBITS;
-	int used = bitmap_test(vol, block);	/* loads the chunk */
-	if (used < 0)
-		return used;
-	vol->bitmap.dirty[block >> (vol->blockbits + 3)] = 1;
+	int err;
+	struct spacemap_chunk *c = bitmap_chunk_get(vol, block >>
+						    (vol->blockbits + 3), &err);
+	if (!c)
+		return err;
+	c->flags |= BITMAP_DIRTY;
 	return 0;
 }
 
