@@ -18,7 +18,13 @@
 #                   volumes of every kind, seed FUZZ_FSCK_SEED (1), a summary
 #   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir,
 #                   the checks against e2fsck/btrfs check, version costs,
-#                   cp -a through tux3fuse against ext4 on loop and tmpfs
+#                   cp -a through tux3fuse against ext4 on loop and tmpfs,
+#                   and bench-scale's 100,000-file row
+#   make bench-scale  100k, 1M and 10M small files (and one directory of
+#                   1M entries) through populate, fsck, tux3dot, tux3image,
+#                   manifest and rdump beside mke2fs -d, e2fsck, e2image
+#                   and debugfs: time, peak memory, growth per 10x
+#                   (SCALE_SIZES, SCALE_FLAT, SCALE_DIR)
 #   make fuse       tux3fuse's tests and workloads at full size
 #   make install    PREFIX=/usr/local DESTDIR= LIBDIR= (the tools, libtux3,
 #                   its headers and tux3.pc, man pages, bash completion,
@@ -212,7 +218,7 @@ $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 COV_FLAGS = --coverage -fprofile-update=atomic
 $(eval $(call flavour,build-cov,$(COV_FLAGS)))
 
-.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
+.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench bench-scale demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
 
 all: $(BUILD)-all
 FORCE:
@@ -330,6 +336,9 @@ demo: $(BUILD)-all
 # mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir (ratios)
 bench: $(BUILD)-all
 	@sh scripts/bench.sh $(BUILD)
+
+bench-scale: $(BUILD)-all
+	@sh scripts/bench_scale.sh $(BUILD)
 
 # What `make install` installs, below DESTDIR (tests/install.list holds
 # the list for PREFIX=/usr/local, tests/scripts/install.sh checks it):
