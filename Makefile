@@ -18,7 +18,14 @@
 #                   volumes of every kind, seed FUZZ_FSCK_SEED (1), a summary
 #   make bench      mkfs.tux3 -d against mke2fs -d and mkfs.btrfs --rootdir,
 #                   the checks against e2fsck/btrfs check, version costs,
-#                   cp -a through tux3fuse against ext4 on loop and tmpfs
+#                   cp -a through tux3fuse against ext4 on loop and tmpfs,
+#                   and bench-scale's 100,000-file row
+#   make bench-scale  100k, 1M and 10M small files (and one directory of
+#                   1M entries) through populate, fsck, tux3dot, tux3image,
+#                   manifest and rdump beside mke2fs -d, e2fsck, e2image
+#                   and debugfs: time, peak memory, growth per 10x
+#                   (SCALE_SIZES, SCALE_FLAT, SCALE_DIR); then one tree on
+#                   64 GiB to 1 PiB volumes (BENCH_SCALE_SIZES, _DIR)
 #   make fuse       tux3fuse's tests and workloads at full size
 #   make install    PREFIX=/usr/local DESTDIR= LIBDIR= (the tools, libtux3,
 #                   its headers and tux3.pc, man pages, bash completion,
@@ -345,8 +352,10 @@ demo: $(BUILD)-all
 bench: $(BUILD)-all
 	@sh scripts/bench.sh $(BUILD)
 
+# files (scripts/bench_scale.sh), then volume sizes (scripts/bench_volsize.sh)
 bench-scale: $(BUILD)-all
 	@sh scripts/bench_scale.sh $(BUILD)
+	@sh scripts/bench_volsize.sh $(BUILD)
 
 # What `make install` installs, below DESTDIR (tests/install.list holds
 # the list for PREFIX=/usr/local, tests/scripts/install.sh checks it):

@@ -471,6 +471,9 @@ int tux3_symlink_append(struct tux3_volume *vol, tux3_ino_t dir,
 			uint32_t uid, uint32_t gid, tux3_ino_t *ino);
 int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dir,
 	      const char *name, size_t len);
+/* The bulk-append form of tux3_link (name known to be absent from dir). */
+int tux3_link_append(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dir,
+		     const char *name, size_t len);
 int tux3_unlink(struct tux3_volume *vol, tux3_ino_t dir, const char *name,
 		size_t len);
 int tux3_rmdir(struct tux3_volume *vol, tux3_ino_t dir, const char *name,

@@ -93,8 +93,13 @@ struct tux3_fsck_result {
 	unsigned orphans;	/* pending orphans met (released if repair) */
 	uint64_t files, blocks, usedblocks;	/* for the summary line */
 	/* The work each pass did (index: the pass number), counted rather
-	 * than timed: inodes loaded.  Filled before ops->pass_end. */
+	 * than timed: inodes loaded, and reads that reached the device
+	 * (tests/scripts/fsck_scale.sh holds them linear in the file
+	 * count).  Filled before ops->pass_end. */
 	uint64_t inode_loads[TUX3_FSCK_PASSES + 1];
+	uint64_t device_reads[TUX3_FSCK_PASSES + 1];
+	/* bytes of the namespace check's per-inode state (pass 5) */
+	uint64_t inode_state_bytes;
 };
 
 enum tux3_fsck_mode {

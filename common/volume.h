@@ -41,6 +41,8 @@ struct device {
 	uint64_t size;		/* bytes */
 	char *path;
 	struct dev_cache *cache;	/* devcache.c; NULL: reads go to disk */
+	uint64_t reads;		/* work counter: reads that reached the
+				 * device (past the cache) */
 };
 
 /* A tree root, unpacked from its on-disk form (format/super.c). */
@@ -299,6 +301,8 @@ struct tux3_volume {
 	uint64_t inode_loads;		/* work counter: inode_load calls */
 	uint64_t dir_block_reads;	/* work counter: directory blocks read
 					 * (dir.c) */
+	uint64_t ns_state_bytes;	/* the last namespace check's per-inode
+					 * state (check.c), for fsck -t */
 	struct dir_index_set *dirindex;	/* dir_index.c; NULL until used */
 	struct tux3_error error;
 	char **warnings;

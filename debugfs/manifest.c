@@ -1,10 +1,12 @@
 /*
  * manifest: the subtree as TSV rows in the oracle manifest format
  *   path type mode uid gid size nlink sha256|target|rdev xattrs
- * sorted bytewise by path; straight from the library's read API.
+ * sorted bytewise by path; straight from the library's read API, and
+ * streamed: each row is printed as it is made (see manifest_children).
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,25 +159,8 @@ static void xattr_list_free(struct xattr_list *l)
 struct manifest {
 	struct shell *sh;
 	struct ancestry up;
-	char **rows;
-	size_t count, cap;
 	int failed;
 };
-
-static int add_row(struct manifest *m, struct sbuf *row)
-{
-	if (m->count == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		char **n = realloc(m->rows, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		m->rows = n;
-		m->cap = ncap;
-	}
-	m->rows[m->count++] = row->s;
-	row->s = NULL;
-	return 0;
-}
 
 /* One row; recursion into directories is done by the caller. */
 static int manifest_row(struct manifest *m, const char *path, tux3_ino_t ino,
@@ -228,7 +213,7 @@ static int manifest_row(struct manifest *m, const char *path, tux3_ino_t ino,
 		}
 	}
 	if (!err)
-		err = add_row(m, &row);
+		fprintf(m->sh->out, "%s\n", row.s);
 out:
 	xattr_list_free(&xl);
 	free(row.s);
@@ -282,8 +267,41 @@ int ancestry_push(struct ancestry *a, tux3_ino_t ino)
 	return 0;
 }
 
-static int manifest_tree(struct manifest *m, const char *path,
-			 tux3_ino_t ino, unsigned depth)
+/*
+ * Rows go out as they are made, in the bytewise order of their paths,
+ * so nothing but the names of the directories being listed is held.
+ * Within a directory, a child's row sorts by its name and the rows below
+ * a child directory by its name and a '/': "a.c" (0x2e) comes between
+ * "a" and "a/x" (0x2f), "a0" after them.  Each child is two items of
+ * one sorted list: its row, then its subtree.
+ */
+struct item {
+	const char *key;	/* name, or name "/" for the subtree */
+	size_t child;
+	bool subtree;
+};
+
+static int cmp_item(const void *a, const void *b)
+{
+	return strcmp(((const struct item *)a)->key,
+		      ((const struct item *)b)->key);
+}
+
+static int manifest_children(struct manifest *m, const char *path,
+			     tux3_ino_t ino);
+
+static char *child_path(const char *path, const char *name)
+{
+	size_t plen = strlen(path);
+	char *sub = malloc(plen + strlen(name) + 2);
+	if (sub)
+		sprintf(sub, "%s%s%s", path, path[plen - 1] == '/' ? "" : "/",
+			name);
+	return sub;
+}
+
+/* One row; 1 when it is a directory to descend into. */
+static int manifest_one(struct manifest *m, const char *path, tux3_ino_t ino)
 {
 	struct tux3_stat st;
 	int err = manifest_row(m, path, ino, &st);
@@ -292,9 +310,12 @@ static int manifest_tree(struct manifest *m, const char *path,
 		m->failed = 1;
 		return err == -ENOMEM ? err : 0;
 	}
-	if (!S_ISDIR(st.mode))
-		return 0;
-	(void)depth;
+	return S_ISDIR(st.mode) ? 1 : 0;
+}
+
+static int manifest_subtree(struct manifest *m, const char *path,
+			    tux3_ino_t ino)
+{
 	if (ancestry_push(&m->up, ino)) {
 		sh_err(m->sh, "%s: directory inode %" PRIu64 " is its own "
 		       "ancestor, or nesting is too deep: not descending", path,
@@ -302,41 +323,70 @@ static int manifest_tree(struct manifest *m, const char *path,
 		m->failed = 1;
 		return 0;
 	}
+	int err = manifest_children(m, path, ino);
+	m->up.depth--;
+	return err;
+}
+
+static int manifest_children(struct manifest *m, const char *path,
+			     tux3_ino_t ino)
+{
 	struct children ch = { 0 };
-	err = tux3_readdir(m->sh->vol, ino, collect_child, &ch);
+	struct item *items = NULL;
+	char **keys = NULL;
+	bool *isdir = NULL;
+	int err = tux3_readdir(m->sh->vol, ino, collect_child, &ch);
 	if (err) {
 		sh_volerr(m->sh, path, err);
 		m->failed = 1;
 	}
-	for (size_t i = 0; i < ch.count && err != -ENOMEM; i++) {
-		size_t plen = strlen(path);
-		char *sub = malloc(plen + strlen(ch.v[i].name) + 2);
+	size_t n = ch.count;
+	items = malloc((2 * n + 1) * sizeof(*items));
+	keys = calloc(n + 1, sizeof(*keys));
+	isdir = calloc(n + 1, sizeof(*isdir));
+	if (!items || !keys || !isdir) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(ch.v[i].name);
+		if (!(keys[i] = malloc(len + 2))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(keys[i], ch.v[i].name, len);
+		memcpy(keys[i] + len, "/", 2);
+		items[2 * i] = (struct item){ ch.v[i].name, i, false };
+		items[2 * i + 1] = (struct item){ keys[i], i, true };
+	}
+	qsort(items, 2 * n, sizeof(*items), cmp_item);
+	err = 0;
+	for (size_t k = 0; k < 2 * n && err != -ENOMEM; k++) {
+		const struct item *it = &items[k];
+		if (it->subtree && !isdir[it->child])
+			continue;
+		char *sub = child_path(path, ch.v[it->child].name);
 		if (!sub) {
 			err = -ENOMEM;
 			break;
 		}
-		sprintf(sub, "%s%s%s", path, path[plen - 1] == '/' ? "" : "/",
-			ch.v[i].name);
-		err = manifest_tree(m, sub, ch.v[i].ino, depth + 1);
+		if (!it->subtree) {
+			int r = manifest_one(m, sub, ch.v[it->child].ino);
+			isdir[it->child] = r > 0;
+			err = r < 0 ? r : 0;
+		} else {
+			err = manifest_subtree(m, sub, ch.v[it->child].ino);
+		}
 		free(sub);
 	}
+out:
+	for (size_t i = 0; keys && i < n; i++)
+		free(keys[i]);
+	free(keys);
+	free(isdir);
+	free(items);
 	children_free(&ch);
-	m->up.depth--;
 	return err == -ENOMEM ? err : 0;
-}
-
-/* Bytewise order of the path column (the text before the first tab). */
-static int cmp_row(const void *a, const void *b)
-{
-	const unsigned char *x = *(const unsigned char *const *)a;
-	const unsigned char *y = *(const unsigned char *const *)b;
-	for (;; x++, y++) {
-		unsigned cx = *x == '\t' ? 0 : *x, cy = *y == '\t' ? 0 : *y;
-		if (cx != cy)
-			return cx < cy ? -1 : 1;
-		if (!cx)
-			return 0;
-	}
 }
 
 int cmd_manifest(struct shell *sh, int argc, char **argv)
@@ -365,17 +415,12 @@ int cmd_manifest(struct shell *sh, int argc, char **argv)
 	size_t plen = strlen(path);
 	while (plen > 1 && path[plen - 1] == '/')
 		path[--plen] = 0;
-	int err = manifest_tree(&m, path, ino, 0);
-	if (err == -ENOMEM)
-		sh_err(sh, "manifest: out of memory");
-	if (m.count)
-		qsort(m.rows, m.count, sizeof(*m.rows), cmp_row);
 	fprintf(sh->out, "#path\ttype\tmode\tuid\tgid\tsize\tnlink\t"
 		"sha256|target|rdev\txattrs\n");
-	for (size_t i = 0; i < m.count; i++) {
-		fprintf(sh->out, "%s\n", m.rows[i]);
-		free(m.rows[i]);
-	}
-	free(m.rows);
+	int err = manifest_one(&m, path, ino);
+	if (err > 0)
+		err = manifest_subtree(&m, path, ino);
+	if (err == -ENOMEM)
+		sh_err(sh, "manifest: out of memory");
 	return m.failed || err;
 }

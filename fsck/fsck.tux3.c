@@ -248,10 +248,15 @@ static void pass_end(void *ctx, unsigned pass)
 		return;
 	/* growth since the previous pass ended: the passes add up */
 	long rss = peak_rss();
+	bool counted = pass <= TUX3_FSCK_PASSES;
 	say(o, "Pass %u: time %.3f s, peak memory %ld KiB (+%ld KiB), "
-	    "%" PRIu64 " inodes loaded\n", pass, since(&o->t0), rss,
-	    rss - o->rss0, pass <= TUX3_FSCK_PASSES ?
-	    o->res->inode_loads[pass] : 0);
+	    "%" PRIu64 " inodes loaded, %" PRIu64 " device reads\n", pass,
+	    since(&o->t0), rss, rss - o->rss0,
+	    counted ? o->res->inode_loads[pass] : 0,
+	    counted ? o->res->device_reads[pass] : 0);
+	if (pass == 5 && o->res->inode_state_bytes)
+		say(o, "Inode state: %" PRIu64 " KiB\n",
+		    (o->res->inode_state_bytes + 1023) / 1024);
 	o->rss0 = rss;
 }
 

@@ -545,7 +545,7 @@ static int copy_nondir(struct pop *p, int dfd, const char *name,
 		tux3_ino_t first = link_find(p, st->st_dev, st->st_ino);
 		if (first) {
 			tux3_clear_error(p->vol);
-			err = tux3_link(p->vol, first, dino, name, len);
+			err = tux3_link_append(p->vol, first, dino, name, len);
 			if (err)
 				return lib_error(p, err, "cannot link");
 			/* linking set the inode's ctime to now */

@@ -11,7 +11,8 @@
 # the repair rate among it.  Then the
 # versioned layers' costs, and cp -a /usr/share/doc through tux3fuse
 # against ext4 on a loop device and tmpfs (as root).  Last, one big
-# directory (dir_bench).  Not part of the test count.
+# directory (dir_bench), and bench-scale's 100,000-file row.  Not part of
+# the test count.
 set -u
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -429,3 +430,7 @@ PY
 	rm -f "$img"
 }
 dir_bench
+
+# the 100,000-file row of make bench-scale
+echo "== scale: 100,000 small files (make bench-scale for 1M and 10M)"
+SCALE_SIZES=100000 SCALE_FLAT=0 sh "$top/scripts/bench_scale.sh" "$build"

@@ -1,61 +1,155 @@
 #!/bin/sh
-# make bench-scale: the same tree on volumes of growing size.  For each
-# size: mkfs -d (populate), fsck -fn, tux3dot -T svg, tux3image, and an
-# idle tux3fuse mount; time (s) and peak memory (max RSS, MB), and the
-# growth per 8x of volume size against the previous row.  e2fsprogs
-# beside them where ext4 can be that large (up to 64 TiB with 4K blocks
-# and 64bit).  BENCH_SCALE_SIZES (default 64G 8T 64T 1P),
-# BENCH_SCALE_TREE (default /usr/share/doc), BENCH_SCALE_DIR (scratch:
-# a directory whose filesystem takes sparse files this large; tmpfs
-# does, ext4 stops at 16 TiB).
-BUILD=${1:-build}
-SIZES=${BENCH_SCALE_SIZES:-64G 8T 64T 1P}
-TREE=${BENCH_SCALE_TREE:-/usr/share/doc}
-DIR=${BENCH_SCALE_DIR:-/tmp/tux3-bench-scale}
-mkdir -p "$DIR" || exit 1
-IMG=$DIR/vol.img
-out=$DIR/time.out
+# make bench-scale: tux3-tools against e2fsprogs as the file count grows.
+# For each size of SCALE_SIZES (default 100000 1000000 10000000 files) a
+# tree of small files (0-1,500 bytes; empty files from 10 million on, so
+# that the tree and both images stay under ~30 GB) in directories of 1,000
+# entries (scripts/scale_tree.py), and one directory of SCALE_FLAT entries
+# (default 1000000; 0: none).  On each tree, side by side:
+#   populate   mkfs.tux3 -d            mke2fs -t ext4 -d
+#   fsck       fsck.tux3 -fn           e2fsck -fn
+#   dot        tux3dot -T svg          -
+#   image      tux3image               e2image -Q
+#   manifest   tux3debug manifest /    -
+#   rdump      tux3debug rdump / DIR   debugfs -R 'rdump / DIR'
+# printing wall seconds, CPU seconds (user + system: on a shared machine
+# the wall time includes waiting), peak RSS and the ratios to e2fsprogs;
+# at the end, per operation, the growth factor from each size to the next.
+# The tree is made once and kept for both mkfs programs; each tree,
+# image and restored copy is removed as soon as its row is measured.
+# SCALE_DIR (default /tmp) holds them.  Past SCALE_E2_FLAT_MAX (100000)
+# entries the one-directory tree leaves mke2fs -d out (quadratic).  Not part of the test count.
+set -u
+build=${1:-build}
+top=$(cd "$(dirname "$0")/.." && pwd)
+b=$top/$build
+sizes=${SCALE_SIZES:-100000 1000000 10000000}
+flat=${SCALE_FLAT:-1000000}
+work=$(mktemp -d "${SCALE_DIR:-/tmp}/tux3-scale.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+results=$work/results
+: > "$results"
+[ -x /usr/bin/time ] || { echo "bench-scale: needs GNU time (/usr/bin/time)" >&2; exit 1; }
+have_e2=0
+command -v mke2fs >/dev/null 2>&1 && command -v e2fsck >/dev/null 2>&1 &&
+	have_e2=1
 
-# run LABEL CMD...: prints "LABEL seconds MB" from GNU time
+# run LABEL OP WHO CMD...: one measured run; appends
+# "LABEL OP WHO wall cpu rss_kib" to $results ("fail" for a failure)
 run() {
-	label=$1; shift
-	/usr/bin/time -f '%e %M' -o "$out" "$@" >/dev/null 2>&1
-	rc=$?
-	set -- $(tail -1 "$out")
-	printf '%s %s %s %s\n' "$label" "$1" "$(( $2 / 1024 ))" "$rc"
+	label=$1 op=$2 who=$3; shift 3
+	if /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" \
+		>/dev/null 2>"$work/err"; then
+		set -- $(tail -1 "$work/time")
+		echo "$label $op $who $1 $(awk "BEGIN{print $2 + $3}") $4" >> "$results"
+	else
+		# e2fsck -n exits 4 on a volume it did not fix: a real failure
+		echo "$label $op $who fail fail fail" >> "$results"
+		sed -n 1p "$work/err" >&2
+	fi
 }
 
-fuse_idle() {
-	mnt=$DIR/mnt; mkdir -p "$mnt"
-	"$BUILD/tux3fuse" -o ro "$IMG" "$mnt" >/dev/null 2>&1 || { echo "fuse - - 1"; return; }
-	ls -R "$mnt" >/dev/null 2>&1
-	sleep 1
-	pid=$(pgrep -n -f "tux3fuse -o ro $IMG")
-	kb=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null)
-	fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
-	printf 'fuse-idle - %s 0\n' "$(( ${kb:-0} / 1024 ))"
+# one tree: LABEL FILES [--empty|--flat]
+row() {
+	label=$1 n=$2 how=${3:-}
+	src=$work/src
+	t0=$(date +%s)
+	python3 "$top/scripts/scale_tree.py" "$src" "$n" $how || exit 1
+	echo "== $label: $n files$how; tree made in $(( $(date +%s) - t0 )) s, $(du -sh "$src" | cut -f1)"
+	per=$([ "$how" = --empty ] && echo 1 || echo 6)	# KiB per file
+	size=$(( n * per / 1024 + 1024 ))m
+	timg=$work/t.img eimg=$work/e.img
+	truncate -s "$size" "$timg"
+	run "$label" populate tux3 "$b/mkfs.tux3" -q -F -d "$src" "$timg"
+	e2=$have_e2
+	# mke2fs -d is quadratic in one directory's entries (469 s for
+	# 100,000 on the 2-core VM): past SCALE_E2_FLAT_MAX it is left out
+	if [ "$how" = --flat ] && [ "$n" -gt "${SCALE_E2_FLAT_MAX:-100000}" ]; then
+		echo "(e2fsprogs left out: mke2fs -d is quadratic in one directory)"
+		e2=0
+	fi
+	if [ $e2 = 1 ]; then
+		rm -f "$eimg"; truncate -s "$size" "$eimg"
+		run "$label" populate e2fs mke2fs -q -F -t ext4 \
+			-N $((n + n / 8 + 4096)) -d "$src" "$eimg"
+	fi
+	rm -rf "$src"
+	run "$label" fsck tux3 "$b/fsck.tux3" -fn "$timg"
+	[ $e2 = 1 ] && run "$label" fsck e2fs e2fsck -fn "$eimg"
+	run "$label" dot tux3 "$b/tux3dot" -T svg -o "$work/v.svg" "$timg"
+	rm -f "$work/v.svg"
+	run "$label" image tux3 "$b/tux3image" "$timg" "$work/t.meta"
+	rm -f "$work/t.meta"
+	[ $e2 = 1 ] && run "$label" image e2fs e2image -Q "$eimg" "$work/e.meta"
+	rm -f "$work/e.meta"
+	run "$label" manifest tux3 "$b/tux3debug" -R "manifest /" "$timg"
+	mkdir -p "$work/out"
+	run "$label" rdump tux3 "$b/tux3debug" -R "rdump / $work/out" "$timg"
+	rm -rf "$work/out"
+	if [ $e2 = 1 ]; then
+		mkdir -p "$work/out"
+		run "$label" rdump e2fs debugfs -R "rdump / $work/out" "$eimg"
+		rm -rf "$work/out"
+	fi
+	rm -f "$timg" "$eimg"
+	table "$label"
 }
 
-printf '%-6s %-22s %8s %8s %6s\n' size work seconds MB exit
-for size in $SIZES; do
-	rm -f "$IMG"
-	{
-		run populate "$BUILD/mkfs.tux3" -q -F -d "$TREE" "$IMG" "$size"
-		run fsck-fn "$BUILD/fsck.tux3" -fn "$IMG"
-		run tux3dot "$BUILD/tux3dot" -T svg -o "$DIR/v.svg" "$IMG"
-		run tux3image "$BUILD/tux3image" "$IMG" "$DIR/v.t3i"
-		[ "$(id -u)" = 0 ] && command -v fusermount3 >/dev/null && fuse_idle
-		rm -f "$IMG" "$DIR/v.svg" "$DIR/v.t3i"
-		case $size in *P) ;; *)
-		if command -v mke2fs >/dev/null; then
-			truncate -s "$size" "$IMG"
-			run mke2fs-d mke2fs -q -F -t ext4 -O 64bit -d "$TREE" "$IMG"
-			run e2fsck-fn e2fsck -fn "$IMG"
-			rm -f "$IMG"
-		fi ;;
-		esac
-	} | while read -r work t m rc; do
-		printf '%-6s %-22s %8s %8s %6s\n' "$size" "$work" "$t" "$m" "$rc"
+# the rows of one tree, tux3 beside e2fsprogs
+table() {
+	printf '%-9s %9s %9s %10s | %9s %9s %10s | %7s %7s\n' op "tux3 s" \
+		"cpu s" "rss KiB" "e2fs s" "cpu s" "rss KiB" "time x" "rss x"
+	for op in populate fsck dot image manifest rdump; do
+		awk -v l="$1" -v op="$op" '
+			$1 == l && $2 == op && $3 == "tux3" { t = $4; tc = $5; tr = $6 }
+			$1 == l && $2 == op && $3 == "e2fs" { e = $4; ec = $5; er = $6 }
+			END {
+				if (t == "") exit
+				if (e == "") { e = "-"; ec = "-"; er = "-" }
+				tx = "-"; rx = "-"
+				if (e != "-" && e != "fail" && t != "fail" && t > 0)
+					tx = sprintf("%.2f", e / t)
+				if (er != "-" && er != "fail" && tr != "fail" && tr > 0)
+					rx = sprintf("%.2f", er / tr)
+				printf "%-9s %9s %9s %10s | %9s %9s %10s | %7s %7s\n",
+					op, t, tc, tr, e, ec, er, tx, rx
+			}' "$results"
+	done
+	echo "(time x, rss x: e2fsprogs / tux3, above 1 = tux3 ahead)"
+	echo
+}
+
+start=$(date +%s)
+echo "bench-scale: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+prev=""
+for n in $sizes; do
+	how=""
+	[ "$n" -ge 10000000 ] && how=--empty
+	row "n$n" "$n" $how
+done
+[ "$flat" -gt 0 ] 2>/dev/null && row "flat$flat" "$flat" --flat
+
+echo "== growth per 10x files (tux3 wall, cpu and rss; e2fsprogs wall)"
+printf '%-9s %-14s %8s %8s %8s %8s\n' op sizes wall cpu rss e2fs
+for op in populate fsck dot image manifest rdump; do
+	prev=""
+	for n in $sizes; do
+		if [ -n "$prev" ]; then
+			awk -v a="n$prev" -v b="n$n" -v op="$op" '
+				$2 == op && $3 == "tux3" && $1 == a { w0 = $4; c0 = $5; r0 = $6 }
+				$2 == op && $3 == "tux3" && $1 == b { w1 = $4; c1 = $5; r1 = $6 }
+				$2 == op && $3 == "e2fs" && $1 == a { e0 = $4 }
+				$2 == op && $3 == "e2fs" && $1 == b { e1 = $4 }
+				function f(x, y) {
+					if (x > 0 && y != "" && y != "fail")
+						return sprintf("%.1f", y / x)
+					return "-"
+				}
+				END { if (w0 != "") printf "%-9s %-14s %8s %8s %8s %8s\n",
+					op, a "->" b, f(w0, w1), f(c0, c1), f(r0, r1), f(e0, e1) }' \
+				"$results"
+		fi
+		prev=$n
 	done
 done
-rm -rf "$DIR"
+echo "bench-scale: $(( $(date +%s) - start )) s in all"
+[ -n "${SCALE_RESULTS:-}" ] && cp "$results" "$SCALE_RESULTS"

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include "internal.h"
 #include "tux3_walk.h"
+#include "check/inode_state.h"
 
 struct shadow {
 	struct tux3_volume *vol;
@@ -201,33 +202,18 @@ int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 
 /* ---- the namespace: links, types, reachability ---- */
 
-/*
- * 16 bytes per inode >= 63 (the inode table's order, so a binary search
- * finds one): the inode number (48 bits), its entry type, the orphan
- * flag, the names of a directory (saturating at 3: more than one is a
- * problem), its link count, and the names of a non-directory or the
- * subdirectories of a directory.
- */
-struct nsnode {
-	uint64_t inum:48, dtype:4, orphan:1, dirnames:2;
-	uint32_t nlink;
-	uint32_t count;
-};
-
+/* Per inode >= 63: its entry type, the orphan flag, its link count, the
+ * names of a non-directory or the subdirectories of a directory, and the
+ * names of a directory (saturating at 3: more than one is a problem),
+ * in the compact form of check/inode_state.c (about one byte an inode). */
 struct nscheck {
 	struct tux3_volume *vol;
-	struct nsnode *v;
-	size_t count, cap;
+	struct inode_state st;
 	tux3_ns_fn report;
 	void *ctx;
 	unsigned problems;
 	unsigned depth;
 };
-
-static bool ns_isdir(const struct nsnode *n)
-{
-	return n->dtype == TUX3_DT_DIR;
-}
 
 static int ns_inode(void *ctx, const struct tux3_stat *st,
 		    tux3_block_t leafblock, unsigned bloblen)
@@ -252,34 +238,9 @@ static int ns_inode(void *ctx, const struct tux3_stat *st,
 			inode_free(&inode);
 		}
 	}
-	if (c->count == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		void *n = realloc(c->v, ncap * sizeof(*c->v));
-		if (!n)
-			return -ENOMEM;
-		c->v = n;
-		c->cap = ncap;
-	}
-	c->v[c->count++] = (struct nsnode){ .inum = st->ino & (TUX3_KEY_LIMIT - 1),
-		.dtype = inode_dtype(mode) & 15, .orphan = st->orphan,
-		.nlink = nlink };
-	return 1;	/* names only: no need for its data tree */
-}
-
-/* The walker visits the inode table in order: a binary search works. */
-static struct nsnode *ns_find(struct nscheck *c, uint64_t inum)
-{
-	size_t lo = 0, hi = c->count;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->v[mid].inum == inum)
-			return &c->v[mid];
-		if (c->v[mid].inum < inum)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	int err = inode_state_add(&c->st, st->ino & (TUX3_KEY_LIMIT - 1),
+				  inode_dtype(mode) & 15, st->orphan, nlink);
+	return err ? err : 1;	/* names only: no need for its data tree */
 }
 
 static void ns_problem(struct nscheck *c, enum tux3_ns_problem what,
@@ -293,7 +254,7 @@ static void ns_problem(struct nscheck *c, enum tux3_ns_problem what,
 
 struct ns_dir {
 	struct nscheck *c;
-	struct nsnode *dir;
+	uint64_t dir;
 	uint64_t *subdirs;	/* directories to descend into */
 	size_t nsub, capsub;
 };
@@ -302,25 +263,21 @@ static int ns_entry(void *ctx, const struct dirent_info *d)
 {
 	struct ns_dir *w = ctx;
 	struct nscheck *c = w->c;
-	struct nsnode *n = ns_find(c, d->inum);
-	if (!n) {
-		ns_problem(c, TUX3_NS_DANGLING, d->inum, w->dir->inum, 0, 0);
+	struct ino_info n;
+	if (!inode_state_get(&c->st, d->inum, &n)) {
+		ns_problem(c, TUX3_NS_DANGLING, d->inum, w->dir, 0, 0);
 		return 0;
 	}
-	if (d->type != n->dtype)
-		ns_problem(c, TUX3_NS_TYPE, d->inum, w->dir->inum, d->type,
-			   n->dtype);
-	if (!ns_isdir(n)) {
-		if (n->count < UINT32_MAX)
-			n->count++;
-		return 0;
-	}
-	w->dir->count++;
-	if (n->dirnames < 3)
-		n->dirnames++;
-	if (n->dirnames > 1) {	/* a directory under two names */
-		ns_problem(c, TUX3_NS_DIR_TWICE, d->inum, w->dir->inum,
-			   n->dirnames, 1);
+	if (d->type != n.dtype)
+		ns_problem(c, TUX3_NS_TYPE, d->inum, w->dir, d->type,
+			   n.dtype);
+	bool isdir = n.dtype == TUX3_DT_DIR;
+	int err = inode_state_named(&c->st, d->inum, isdir ? w->dir : 0);
+	if (err || !isdir)
+		return err;
+	if (n.dirnames >= 1) {	/* a directory under two names */
+		ns_problem(c, TUX3_NS_DIR_TWICE, d->inum, w->dir,
+			   n.dirnames < 3 ? n.dirnames + 1 : 3, 1);
 		return 0;
 	}
 	if (w->nsub == w->capsub) {
@@ -342,11 +299,11 @@ static int ns_bad_block(void *ctx, const struct tux3_error *e,
 	struct ns_dir *w = ctx;
 	uint64_t pos = e->offset != TUX3_NONE ? e->offset :
 		       logical << w->c->vol->blockbits;
-	ns_problem(w->c, TUX3_NS_ENTRY_BAD, 0, w->dir->inum, pos, blocknr);
+	ns_problem(w->c, TUX3_NS_ENTRY_BAD, 0, w->dir, pos, blocknr);
 	return 0;
 }
 
-static int ns_dir(struct nscheck *c, struct nsnode *dir)
+static int ns_dir(struct nscheck *c, uint64_t dir)
 {
 	struct ns_dir w = { .c = c, .dir = dir };
 	struct inode inode;
@@ -354,61 +311,64 @@ static int ns_dir(struct nscheck *c, struct nsnode *dir)
 
 	if (c->depth > 65536)
 		return 0;
-	if ((err = inode_load(c->vol, dir->inum, &inode))) {
+	if ((err = inode_load(c->vol, dir, &inode))) {
 		tux3_clear_error(c->vol);
-		ns_problem(c, TUX3_NS_UNREADABLE, dir->inum, 0, 0, 0);
+		ns_problem(c, TUX3_NS_UNREADABLE, dir, 0, 0, 0);
 		return 0;
 	}
 	err = dir_iterate_salvage(c->vol, &inode, ns_entry, ns_bad_block, &w);
 	inode_free(&inode);
 	if (err < 0 && err != -ENOMEM) {
 		tux3_clear_error(c->vol);
-		ns_problem(c, TUX3_NS_UNREADABLE, dir->inum, 0, 0, 0);
+		ns_problem(c, TUX3_NS_UNREADABLE, dir, 0, 0, 0);
 		err = 0;
 	}
 	c->depth++;
-	for (size_t i = 0; i < w.nsub && !err; i++) {
-		struct nsnode *sub = ns_find(c, w.subdirs[i]);
-		if (sub)
-			err = ns_dir(c, sub);
-	}
+	for (size_t i = 0; i < w.nsub && !err; i++)
+		err = ns_dir(c, w.subdirs[i]);
 	c->depth--;
 	free(w.subdirs);
 	return err;
+}
+
+/* Links and reachability of one inode, once every directory is read. */
+static int ns_settle(void *ctx, uint64_t inum, const struct ino_info *n)
+{
+	struct nscheck *c = ctx;
+	bool isdir = n->dtype == TUX3_DT_DIR;
+	bool named = isdir ? n->dirnames : n->count;
+	if (!named) {
+		if (!n->orphan)
+			ns_problem(c, TUX3_NS_UNREACHABLE, inum, 0, n->nlink, 0);
+		return 0;
+	}
+	uint64_t want = isdir ? 2 + (uint64_t)n->count : n->count;
+	if (n->nlink != want)
+		ns_problem(c, TUX3_NS_NLINK, inum, 0, n->nlink, want);
+	return 0;
 }
 
 int tux3_check_namespace(struct tux3_volume *vol, tux3_ns_fn fn, void *ctx)
 {
 	struct nscheck c = { .vol = vol, .report = fn, .ctx = ctx };
 	struct tux3_walk_ops ops = { .inode = ns_inode };
+	struct ino_info root;
 	int err = tux3_walk(vol, &ops, &c);
 	if (err < 0 && err != -EUCLEAN)
 		goto out;
-	struct nsnode *root = ns_find(&c, TUX3_ROOT_INO);
-	if (!root || !ns_isdir(root)) {
+	if (!inode_state_get(&c.st, TUX3_ROOT_INO, &root) ||
+	    root.dtype != TUX3_DT_DIR) {
 		ns_problem(&c, TUX3_NS_NO_ROOT, TUX3_ROOT_INO, 0, 0, 0);
 		err = 0;
 		goto out;
 	}
-	root->dirnames = 1;	/* the root is named by the volume */
-	if ((err = ns_dir(&c, root)) < 0)
+	/* the root is named by the volume */
+	if ((err = inode_state_set_dirnames(&c.st, TUX3_ROOT_INO, 1)) ||
+	    (err = ns_dir(&c, TUX3_ROOT_INO)) < 0)
 		goto out;
-	for (size_t i = 0; i < c.count; i++) {
-		struct nsnode *n = &c.v[i];
-		bool named = ns_isdir(n) ? n->dirnames : n->count;
-		if (!named) {
-			if (!n->orphan)
-				ns_problem(&c, TUX3_NS_UNREACHABLE, n->inum, 0,
-					   n->nlink, 0);
-			continue;
-		}
-		uint64_t want = ns_isdir(n) ? 2 + (uint64_t)n->count : n->count;
-		if (n->nlink != want)
-			ns_problem(&c, TUX3_NS_NLINK, n->inum, 0, n->nlink,
-				   want);
-	}
-	err = 0;
+	err = inode_state_each(&c.st, ns_settle, &c);
 out:
-	free(c.v);
+	vol->ns_state_bytes = inode_state_bytes(&c.st);
+	inode_state_free(&c.st);
 	return err < 0 ? err : (int)c.problems;
 }

@@ -68,6 +68,21 @@ static bool operational_error(int err)
  * committed: the caller runs a new round); <0 for an operational error,
  * with f->msg saying why.
  */
+/* The work of the pass just run, into the caller's result (where
+ * ops->pass_end reads it), summed over the rounds; a pass that opened the
+ * volume counts from zero. */
+static void count_work(struct fsck *f, uint64_t loads, uint64_t reads)
+{
+	struct tux3_volume *vol = f->vol;
+	struct tux3_fsck_result *t = f->total;
+	t->inode_loads[f->pass] += vol->inode_loads >= loads ?
+				   vol->inode_loads - loads : vol->inode_loads;
+	t->device_reads[f->pass] += vol->dev.reads >= reads ?
+				    vol->dev.reads - reads : vol->dev.reads;
+	if (vol->ns_state_bytes > t->inode_state_bytes)
+		t->inode_state_bytes = vol->ns_state_bytes;
+}
+
 static int fsck_round(struct fsck *f)
 {
 	struct tux3_fsck_result *res = f->res;
@@ -81,6 +96,7 @@ static int fsck_round(struct fsck *f)
 		if (f->ops->pass_begin)
 			f->ops->pass_begin(f->ctx, f->pass, passes[i].title);
 		uint64_t loads = f->vol ? f->vol->inode_loads : 0;
+		uint64_t reads = f->vol ? f->vol->dev.reads : 0;
 		err = passes[i].run(f);
 		if (!err && f->err)
 			err = f->err;
@@ -92,9 +108,7 @@ static int fsck_round(struct fsck *f)
 			return err;
 		/* a pass that opened the volume counts from zero */
 		if (f->vol && f->pass <= TUX3_FSCK_PASSES)
-			res->inode_loads[f->pass] = f->vol->inode_loads >= loads ?
-				f->vol->inode_loads - loads :
-				f->vol->inode_loads;
+			count_work(f, loads, reads);
 		if (f->ops->pass_end)
 			f->ops->pass_end(f->ctx, f->pass);
 		if (f->unusable || f->stop || f->failed.n)
@@ -171,10 +185,8 @@ int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
 		struct tux3_fsck_result r = { 0 };
 		struct fsck f = { .path = path, .mode = mode, .ops = ops,
 				  .ctx = ctx, .res = &r, .round = round,
-				  .refused = &refused };
+				  .refused = &refused, .total = res };
 		err = fsck_round(&f);
-		for (unsigned p = 0; p <= TUX3_FSCK_PASSES; p++)
-			res->inode_loads[p] += r.inode_loads[p];
 		if (err) {
 			if (f.vol && f.vol->error.err)
 				tux3_error_text(f.vol, f.msg, sizeof(f.msg));

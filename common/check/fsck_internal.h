@@ -91,6 +91,8 @@ struct fsck {
 	const struct tux3_fsck_ops *ops;
 	void *ctx;
 	struct tux3_fsck_result *res;
+	struct tux3_fsck_result *total;	/* the caller's: the work counters
+					 * add up there over the rounds */
 	unsigned pass;
 	int stop;		/* <0 aborted, >0 cancelled */
 	int err;		/* first operational error of a repair */

@@ -114,6 +114,7 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	uint8_t *p = buf;
 	const uint64_t off0 = off;
 	const size_t len0 = len;
+	dev->reads++;
 	while (len) {
 		ssize_t n = pread(dev->fd, p, len, (off_t)off);
 		if (n < 0) {

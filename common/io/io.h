@@ -85,6 +85,10 @@ int overlay_for_each(struct overlay *ov, unsigned mask,
 		     int (*fn)(void *ctx, uint64_t block, uint8_t *data,
 			       unsigned *flags), void *ctx);
 void overlay_free(struct overlay *ov);
+/* After a commit: with more than keep entries, forget every image that is
+ * the same as its block on disk (flags 0) and every drop mark, so the
+ * overlay holds what is still to be written plus a bounded cache. */
+void overlay_shed_clean(struct overlay *ov, size_t keep);
 
 /* ---- vol_io.c ---- */
 int vol_error(struct tux3_volume *vol, int err, uint64_t block,

@@ -33,9 +33,10 @@ uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped)
 	return e ? e->data : NULL;
 }
 
-static int grow(struct overlay *ov)
+/* Move the entries into a table of ncap slots; without keep_clean, the
+ * clean images and the drop marks are freed on the way. */
+static int rebuild(struct overlay *ov, size_t ncap, bool keep_clean)
 {
-	size_t ncap = ov->cap ? ov->cap * 2 : 64;
 	struct overlay_ent *n = calloc(ncap, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -44,16 +45,26 @@ static int grow(struct overlay *ov)
 	ov->cap = ncap;
 	ov->count = 0;
 	for (size_t i = 0; i < old.cap; i++) {
-		if (!old.ents[i].block)
+		struct overlay_ent *e = &old.ents[i];
+		if (!e->block)
 			continue;
-		size_t j = slot_of(ov, old.ents[i].block);
+		if (!keep_clean && (!e->data || !e->flags)) {
+			free(e->data);
+			continue;
+		}
+		size_t j = slot_of(ov, e->block);
 		while (ov->ents[j].block)
 			j = (j + 1) & (ov->cap - 1);
-		ov->ents[j] = old.ents[i];
+		ov->ents[j] = *e;
 		ov->count++;
 	}
 	free(old.ents);
 	return 0;
+}
+
+static int grow(struct overlay *ov)
+{
+	return rebuild(ov, ov->cap ? ov->cap * 2 : 64, true);
 }
 
 /* Get (creating if needed, zero-filled) the image of a block. Block 0 is
@@ -124,6 +135,28 @@ void overlay_forget(struct overlay *ov, uint64_t block)
 		ov->ents[i] = (struct overlay_ent){ 0 };
 		hole = i;
 	}
+}
+
+/* Written images (write_block clears their flags) and images read
+ * unchanged stay as a clean cache, and a drop mark stays until the
+ * block is put again: without a bound the overlay would hold every
+ * bnode and leaf a long session of writes touched (populate: ~13 KiB a
+ * hundred files).  Rebuilt in one pass, only when over the bound, so
+ * the cost per commit is amortized constant; none of them is needed,
+ * as reads fall through to the disk, which has the same bytes (a drop
+ * mark already reads through). */
+void overlay_shed_clean(struct overlay *ov, size_t keep)
+{
+	if (ov->count <= keep)
+		return;
+	size_t live = 0, cap = 64;
+	for (size_t i = 0; i < ov->cap; i++)
+		if (ov->ents[i].block && ov->ents[i].data &&
+		    ov->ents[i].flags)
+			live++;
+	while (cap < live * 2 + 2)
+		cap *= 2;
+	rebuild(ov, cap, false);	/* no memory: keep the cache, larger */
 }
 
 void overlay_free(struct overlay *ov)

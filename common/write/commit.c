@@ -18,6 +18,11 @@
 #include <stdlib.h>
 #include "write/write.h"
 
+/* Overlay entries a commit leaves before it sheds the clean ones: the
+ * bnodes of a unify cycle (unify_bnode_limit) and a delta's leaves stay
+ * regardless; this bounds the clean cache (1 MiB of 4 KiB blocks). */
+#define OVERLAY_CLEAN_KEEP 256
+
 static int write_block(void *ctx, uint64_t block, uint8_t *data,
 		       unsigned *flags)
 {
@@ -148,6 +153,7 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 	if ((err = balloc_commit_done(vol)))
 		return err;
 	blockset_free(&vol->fresh);
+	overlay_shed_clean(&vol->overlay, OVERLAY_CLEAN_KEEP);
 	vol->delta_open = false;
 	vol->super_dirty = false;
 	if (vol->on_commit)

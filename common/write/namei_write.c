@@ -351,8 +351,9 @@ int tux3_symlink_append(struct tux3_volume *vol, tux3_ino_t dir,
 	return symlink_common(vol, dir, name, len, target, uid, gid, ino, true);
 }
 
-int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
-	      const char *name, size_t len)
+static int link_common(struct tux3_volume *vol, tux3_ino_t ino,
+		       tux3_ino_t dirino, const char *name, size_t len,
+		       bool known_new)
 {
 	struct inode dir, inode;
 	struct find_ctx f;
@@ -370,7 +371,8 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 		inode_free(&inode);
 		return err;
 	}
-	err = dir_find(vol, &dir, name, (unsigned)len, &f);
+	err = known_new ? -ENOENT :
+			  dir_find(vol, &dir, name, (unsigned)len, &f);
 	if (err != -ENOENT) {
 		err = err ? err : -EEXIST;
 		goto out;
@@ -384,8 +386,8 @@ int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
 		goto out;
 	/* the entry first: its block may run out of space, and then
 	 * nothing has changed */
-	if ((err = dir_add(vol, &dir, name, (unsigned)len, ino,
-			   dirent_type(inode.mode))))
+	if ((err = dir_add_at(vol, &dir, name, (unsigned)len, ino,
+			      dirent_type(inode.mode), known_new)))
 		goto out;
 	inode.nlink++;
 	inode.ctime = vol_now(vol);
@@ -397,6 +399,18 @@ out:
 	inode_free(&dir);
 	inode_free(&inode);
 	return err;
+}
+
+int tux3_link(struct tux3_volume *vol, tux3_ino_t ino, tux3_ino_t dirino,
+	      const char *name, size_t len)
+{
+	return link_common(vol, ino, dirino, name, len, false);
+}
+
+int tux3_link_append(struct tux3_volume *vol, tux3_ino_t ino,
+		     tux3_ino_t dirino, const char *name, size_t len)
+{
+	return link_common(vol, ino, dirino, name, len, true);
 }
 
 /* Last link gone: the inode and its blocks go (no open handles yet in

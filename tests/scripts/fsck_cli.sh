@@ -374,9 +374,10 @@ else
 	skip ask "no script(1)"
 fi
 
-# ---- -t: time, peak memory and inodes loaded per pass ----
+# ---- -t: time, peak memory, inodes loaded and device reads per pass ----
 if run timing 0 "$fsck" -fnt "$base"; then
-	n=$(grep -c '^Pass [1-9]: time [0-9.]* s, peak memory [0-9]* KiB (+[0-9]* KiB), [0-9]* inodes loaded$' "$work/out")
+	n=$(grep -c '^Pass [1-9]: time [0-9.]* s, peak memory [0-9]* KiB (+[0-9]* KiB), [0-9]* inodes loaded, [0-9]* device reads$' "$work/out")
+	grep -q '^Inode state: [0-9]* KiB$' "$work/out" || n=0
 	h=$(grep -c '^Pass [1-9]: [^t]' "$work/out")
 	{ [ "$n" -ge 8 ] && [ "$n" -eq "$h" ] &&
 	  grep -q '^Total: time [0-9.]* s, peak memory [0-9]* KiB$' "$work/out"; } &&

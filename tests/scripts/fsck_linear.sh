@@ -45,7 +45,7 @@ fi
 
 timeout 300 "$fsck" -fnt "$img" > "$work/n.out" 2>&1
 rc=$?
-loads=$(sed -n 's/^Pass 5: time .*, \([0-9]*\) inodes loaded$/\1/p' "$work/n.out")
+loads=$(sed -n 's/^Pass 5: time .*, \([0-9]*\) inodes loaded, .*$/\1/p' "$work/n.out")
 lost=$(grep -c 'PASS5_UNREACHABLE' "$work/n.out")
 if [ $rc -eq 4 ] && [ -n "$loads" ] && [ "$loads" -le $((N * 8)) ] &&
    [ "$lost" -eq 1 ]; then
