@@ -186,6 +186,13 @@ int dir_read_block(struct tux3_volume *vol, const struct inode *dir,
 
 /* ---- dir_index.c ---- */
 #include "dir_index.h"
+/* ---- dirhash.c ---- */
+#include "dirhash.h"
+/* dir.c: find name through the on-disk index, else the in-memory one:
+ * 0 and d (d->name may be NULL), -ENOENT, DIR_INDEX_NONE (take the
+ * linear path), or a negative errno. */
+int dir_lookup_indexed(struct tux3_volume *vol, const struct inode *dir,
+		       const char *name, unsigned len, struct dirent_info *d);
 
 /* ---- namei.c ---- */
 void inode_to_stat(struct tux3_volume *vol, const struct inode *inode,

@@ -93,3 +93,12 @@ int dir_read_block(struct tux3_volume *vol, const struct inode *dir,
 	vol->dir_block_reads++;
 	return filemap_read_block(vol, dir, logical, buf);
 }
+
+int dir_lookup_indexed(struct tux3_volume *vol, const struct inode *dir,
+		       const char *name, unsigned len, struct dirent_info *d)
+{
+	int err = dirhash_find(vol, dir, name, len, d);
+	if (err != DIRHASH_NONE)
+		return err;
+	return dir_index_find(vol, dir, name, len, d);
+}

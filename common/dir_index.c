@@ -62,18 +62,11 @@ struct dir_index_set {
 	uint8_t *buf;		/* one block, for the reads of a lookup */
 };
 
-/* FNV-1a with a per-volume seed and a final mix: the names are not ours,
- * so their hash should not be predictable from them alone. */
+/* The names are not ours, so their hash should not be predictable from
+ * them alone: the on-disk index's hash with a per-volume seed. */
 static uint32_t default_hash(uint32_t seed, const char *name, unsigned len)
 {
-	uint32_t h = 2166136261u ^ seed;
-	for (unsigned i = 0; i < len; i++)
-		h = (h ^ (uint8_t)name[i]) * 16777619u;
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	return h ^ (h >> 16);
+	return dirhash_name(seed, name, len);
 }
 
 static struct dir_index_set *get_set(struct tux3_volume *vol)

@@ -34,7 +34,7 @@ int tux3_lookup(struct tux3_volume *vol, tux3_ino_t dirino, const char *name,
 	if (err)
 		return err;
 	struct dirent_info d;
-	err = dir_index_find(vol, &dir, name, (unsigned)len, &d);
+	err = dir_lookup_indexed(vol, &dir, name, (unsigned)len, &d);
 	if (err == DIR_INDEX_NONE)
 		err = dir_iterate(vol, &dir, lookup_entry, &l);
 	else if (!err)

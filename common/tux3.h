@@ -265,6 +265,9 @@ struct tux3_mkfs_params {
  * mkfs.tux3 sets TUX3_FEATURE_COMPAT_DEFAULT unless told otherwise. */
 #define TUX3_FEATURE_COMPAT_LOG_CRC	0x1u	/* CRC32C in log blocks */
 #define TUX3_FEATURE_COMPAT_SB_BACKUP	0x2u	/* secondary superblock */
+/* Ro_compat feature bits (doc/format.md 15.5): older tools may read, not
+ * write. */
+#define TUX3_FEATURE_RO_COMPAT_DIR_INDEX 0x1u	/* on-disk directory index */
 /* Incompat feature bits: set together with the changed superblock magic
  * (doc/format.md 17.4), so that the reference code refuses the volume. */
 #define TUX3_FEATURE_INCOMPAT_VERSIONS	0x1u	/* version table, vleaves */

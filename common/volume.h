@@ -191,6 +191,7 @@ struct superext_seal {
 	uint32_t logcount;
 	uint64_t iroot, oroot;		/* packed, as on disk */
 	uint32_t crclog;		/* newest log blocks with our CRC */
+	uint32_t dxgen;			/* DIR_INDEX generation */
 };
 
 /* The records of the delta being built (write/log_write.c). */
@@ -319,6 +320,9 @@ struct tux3_volume {
 	 * crclog_chain carry our CRC (log_write.c) */
 	uint32_t crclog;
 	uint64_t crclog_chain;
+	/* DIR_INDEX (format.md 15.5): the generation an index must carry
+	 * to be used, the seal's, plus one when the seal does not match */
+	uint32_t dxgen;
 	/* versions (vtable_inode.c): NULL on a volume without them */
 	struct vtree *vt;
 	const struct vinode_ops *vops;	/* set by the open (see vinode_ops) */

@@ -76,6 +76,7 @@ struct feature {
 static const struct feature features[] = {
 	{ "log_crc", 0, TUX3_FEATURE_COMPAT_LOG_CRC },
 	{ "sb_backup", 0, TUX3_FEATURE_COMPAT_SB_BACKUP },
+	{ "dir_index", 1, TUX3_FEATURE_RO_COMPAT_DIR_INDEX },
 	{ NULL, 0, 0 },
 };
 

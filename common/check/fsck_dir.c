@@ -355,5 +355,5 @@ int fsck_pass5(struct fsck *f)
 	if (s > 0)
 		fsck_info(f, "directories still changing after %d rounds of "
 			  "repair: run fsck again", NS_MAX_ROUNDS);
-	return s < 0 ? s : 0;
+	return s < 0 ? s : fsck_dirhash(f);
 }

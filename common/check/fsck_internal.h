@@ -52,6 +52,7 @@ enum fsck_problem_id {
 	/* pass 5 */
 	P5_DANGLING, P5_TYPE, P5_DIR_TWICE, P5_UNREACHABLE, P5_NLINK,
 	P5_DIR_UNREADABLE, P5_NO_ROOT, P5_ENTRY_BAD, P5_LOST_FOUND,
+	P5_DIRHASH,
 	/* pass 6 */
 	P6_DICT_BAD, P6_REFCOUNT, P6_UNKNOWN_ATOM, P6_REVERSE, P6_FREE_LIST,
 	P6_ATOM_UNUSED,
@@ -181,6 +182,8 @@ int fsck_pass2(struct fsck *f);
 int fsck_pass3(struct fsck *f);
 int fsck_pass4(struct fsck *f);
 int fsck_pass5(struct fsck *f);
+/* The end of pass 5: on-disk directory indexes (fsck_dirhash.c). */
+int fsck_dirhash(struct fsck *f);
 int fsck_pass6(struct fsck *f);
 int fsck_pass7(struct fsck *f);
 int fsck_pass8(struct fsck *f);

@@ -188,6 +188,9 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P5_LOST_FOUND] = { "PASS5_LOST_FOUND", 5,
 		"/lost+found is not a directory", 0,
 		"move it aside as /lost+found.INUM" },
+	[P5_DIRHASH] = { "PASS5_DIR_INDEX", 5,
+		"directory %" U ": its on-disk index does not match its "
+		"entries: %s", 1, "rebuild the index from the entries" },
 	/* ---- pass 6: atoms ---- */
 	[P6_DICT_BAD] = { "PASS6_DICT_BAD", 6,
 		"atom dictionary: %s", 0,

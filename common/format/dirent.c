@@ -138,6 +138,8 @@ int dirblock_add(uint8_t *blk, unsigned size, const char *name, unsigned len,
 		return -EINVAL;
 	if (!inum || inum >= TUX3_KEY_LIMIT || type > TUX3_DT_LNK)
 		return -EINVAL;
+	if (dirhash_is_index(blk, size))
+		return -ENOSPC;	/* an index block (format.md 15.5) */
 	unsigned need = dirent_need(len), at = size, at_len = 0;
 	bool split = false;
 	for (unsigned off = 0; off < size;) {
@@ -215,6 +217,8 @@ int dirblock_delete(uint8_t *blk, unsigned size, unsigned offset)
 int dirblock_room(const uint8_t *blk, unsigned size)
 {
 	unsigned room = 0;
+	if (dirhash_is_index(blk, size))
+		return 0;
 	for (unsigned off = 0; off < size;) {
 		if (!dirent_sane(blk, size, off))
 			return -EUCLEAN;

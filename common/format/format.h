@@ -56,7 +56,9 @@ static inline unsigned rdev_minor(uint64_t d) { return (unsigned)(d & 0xfffff); 
 					 TUX3_FEATURE_COMPAT_SB_BACKUP)
 /* seal: how many of the newest log blocks carry our CRC (record byte 152) */
 #define SUPEREXT_CRCLOG_OFFSET		152
-#define SUPEREXT_RO_COMPAT_KNOWN	0u
+#define SUPEREXT_RO_COMPAT_KNOWN	TUX3_FEATURE_RO_COMPAT_DIR_INDEX
+/* seal: the DIR_INDEX generation (record byte 156) */
+#define SUPEREXT_DXGEN_OFFSET		156
 #define SUPEREXT_INCOMPAT_KNOWN		TUX3_FEATURE_INCOMPAT_VERSIONS
 /* Decode the record from the 4096-byte superblock area.  Returns 1 and
  * fills id (present = 1, sealed = 0) and seal for a valid record; 0 if the
@@ -80,6 +82,10 @@ int superext_load(struct tux3_volume *vol);
 /* Set the seal's log CRC count (byte 152) of an encoded record and
  * recompute its CRC (after superext_encode). */
 void superext_set_crclog(uint8_t *sb4096, uint32_t crclog);
+/* The same for the DIR_INDEX generation (byte 156), and the generation
+ * an open uses (format.md 15.5). */
+void superext_set_dxgen(uint8_t *sb4096, uint32_t gen);
+uint32_t dirhash_gen_at_open(const struct tux3_volume *vol);
 /* Log blocks whose CRC replay may verify: the seal's count when the LOG_CRC
  * feature is on and the seal matches vol->super, else 0. */
 uint32_t log_crc_trusted(const struct tux3_volume *vol);
@@ -298,6 +304,43 @@ int dirblock_room(const uint8_t *blk, unsigned size);
  * -EUCLEAN malformed.  Pure: no error is recorded. */
 int dirblock_record(const uint8_t *blk, unsigned size, unsigned offset,
 		    uint64_t base, struct dirent_info *d);
+
+/* ---- dirhash.c: the on-disk directory index's blocks (format.md 15.5) ---- */
+#define DIRHASH_MAGIC		0x54334458u	/* "T3DX" */
+#define DIRHASH_HEADER		40
+#define DIRHASH_CRC_OFFSET	36
+enum { DIRHASH_ROOT = 1, DIRHASH_TABLE = 2, DIRHASH_BUCKET = 3 };
+/* dirhash_decode's answers beside 0 (a sound header). */
+enum { DIRHASH_NOT_INDEX = 1, DIRHASH_BAD_CRC, DIRHASH_BAD_FIELD };
+struct dirhash_head {
+	unsigned kind, depth;
+	uint32_t count, gen, seed;
+};
+uint32_t dirhash_name(uint32_t seed, const char *name, unsigned len);
+/* Capacities: be32 items after the header; table slots (a power of
+ * two); bucket pairs; the largest global depth the root can address. */
+unsigned dirhash_items(unsigned blocksize);
+unsigned dirhash_table_slots(unsigned blocksize);
+unsigned dirhash_bucket_pairs(unsigned blocksize);
+unsigned dirhash_max_depth(unsigned blocksize);
+/* Does the block start as an index block (empty record, magic)?  Such a
+ * block has no room for entries (dirblock_add, dirblock_room). */
+bool dirhash_is_index(const uint8_t *blk, unsigned blocksize);
+uint32_t dirhash_crc(const uint8_t *blk, unsigned blocksize, tux3_ino_t dir,
+		     uint64_t logical);
+/* A fresh index block with header h and no items; seal stores the CRC
+ * (after the items are in). */
+void dirhash_init(uint8_t *blk, unsigned blocksize,
+		  const struct dirhash_head *h);
+void dirhash_seal(uint8_t *blk, unsigned blocksize, tux3_ino_t dir,
+		  uint64_t logical);
+/* 0 and h for a sound index block at logical of dir, else one of
+ * DIRHASH_NOT_INDEX, DIRHASH_BAD_CRC, DIRHASH_BAD_FIELD. */
+int dirhash_decode(const uint8_t *blk, unsigned blocksize, tux3_ino_t dir,
+		   uint64_t logical, struct dirhash_head *h);
+uint32_t dirhash_item(const uint8_t *blk, unsigned i);
+void dirhash_set_item(uint8_t *blk, unsigned i, uint32_t v);
+void dirhash_set_count(uint8_t *blk, uint32_t count);
 
 /* ---- the atom table's layout (inode 4; read by atom.c) ---- */
 #define ATOM_REFCOUNT_BASE (1ULL << 40)

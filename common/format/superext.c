@@ -67,6 +67,7 @@ int superext_decode(const uint8_t *sb4096, struct tux3_identity *id,
 	seal->iroot = be64(r + 136);
 	seal->oroot = be64(r + 144);
 	seal->crclog = be32(r + SUPEREXT_CRCLOG_OFFSET);
+	seal->dxgen = be32(r + SUPEREXT_DXGEN_OFFSET);
 	return 1;
 }
 
@@ -150,6 +151,7 @@ int superext_load(struct tux3_volume *vol)
 				 "the volume may only be opened read-only",
 				 unknown, SUPEREXT_RO_COMPAT_KNOWN);
 	id->sealed = superext_sealed(&vol->seal, &vol->super);
+	vol->dxgen = dirhash_gen_at_open(vol);
 	return 0;
 }
 
@@ -194,12 +196,32 @@ int tux3_set_identity(struct tux3_volume *vol, const char *label,
 	return 0;
 }
 
-void superext_set_crclog(uint8_t *sb4096, uint32_t crclog)
+static void set_seal_field(uint8_t *sb4096, unsigned off, uint32_t v)
 {
 	uint8_t *r = sb4096 + SUPEREXT_OFFSET;
 
-	put_be32(r + SUPEREXT_CRCLOG_OFFSET, crclog);
+	put_be32(r + off, v);
 	put_be32(r + SUPEREXT_CRC_OFFSET, tux3_crc32c(0, r, SUPEREXT_CRC_OFFSET));
+}
+
+void superext_set_crclog(uint8_t *sb4096, uint32_t crclog)
+{
+	set_seal_field(sb4096, SUPEREXT_CRCLOG_OFFSET, crclog);
+}
+
+void superext_set_dxgen(uint8_t *sb4096, uint32_t gen)
+{
+	set_seal_field(sb4096, SUPEREXT_DXGEN_OFFSET, gen);
+}
+
+/* DIR_INDEX: an index is used only when it carries this generation.
+ * A record that is not sealed means another writer committed since our
+ * last commit and may have changed any directory: every index is stale,
+ * and our next commit writes the new generation. */
+uint32_t dirhash_gen_at_open(const struct tux3_volume *vol)
+{
+	return vol->seal.dxgen +
+	       !superext_sealed(&vol->seal, &vol->super);
 }
 
 /* The magic or the feature bit says the volume has versions (the two

@@ -52,11 +52,12 @@ static unsigned dirent_type(uint32_t mode)
 	return inode_dtype(mode);
 }
 
-/* Try the blocks from..to-1 in order: -ENOSPC when none has room. */
+/* Try the blocks from..to-1 in order: -ENOSPC when none has room, else
+ * the block taken in *at. */
 static int dir_add_from(struct tux3_volume *vol, struct inode *dir,
 			uint8_t *blk, uint64_t from, uint64_t to,
 			const char *name, unsigned len, tux3_ino_t inum,
-			unsigned type)
+			unsigned type, uint64_t *at)
 {
 	unsigned bs = vol->blocksize;
 	int err = -ENOSPC;
@@ -64,6 +65,7 @@ static int dir_add_from(struct tux3_volume *vol, struct inode *dir,
 		if ((err = dir_read_block(vol, dir, i, blk)))
 			break;
 		err = dirblock_add(blk, bs, name, len, inum, type);
+		*at = i;
 		if (err >= 0)
 			err = inode_write_data(vol, dir, blk, bs,
 					       i << vol->blockbits, false);
@@ -82,6 +84,7 @@ static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 {
 	unsigned bs = vol->blocksize;
 	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits, from = 0;
+	uint64_t at = nblocks;
 	uint8_t *blk = malloc(bs);
 	int err = -ENOSPC;
 
@@ -91,7 +94,7 @@ static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 		from = nblocks ? nblocks - 1 : 0;
 	} else if (!dir_index_room(vol, dir, len, &from) && from < nblocks) {
 		err = dir_add_from(vol, dir, blk, from, from + 1, name, len,
-				   inum, type);
+				   inum, type, &at);
 		if (err == -ENOSPC) {
 			/* the index is out of step: the linear path decides */
 			dir_index_forget(vol, dir->inum);
@@ -100,8 +103,9 @@ static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 	}
 	if (err == -ENOSPC)
 		err = dir_add_from(vol, dir, blk, from, nblocks, name, len,
-				   inum, type);
+				   inum, type, &at);
 	if (err == -ENOSPC) {
+		at = nblocks;
 		dirblock_init(blk, bs);
 		err = dirblock_add(blk, bs, name, len, inum, type);
 		if (err >= 0)
@@ -109,6 +113,8 @@ static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 					       nblocks << vol->blockbits, false);
 	}
 	free(blk);
+	if (err >= 0)	/* the on-disk index follows, in the same delta */
+		err = dirhash_added(vol, dir, name, len, at);
 	return err < 0 ? err : 0;
 }
 
@@ -144,7 +150,7 @@ static int dir_find(struct tux3_volume *vol, const struct inode *dir,
 {
 	*f = (struct find_ctx){ .name = name, .len = len };
 	struct dirent_info d;
-	int err = dir_index_find(vol, dir, name, len, &d);
+	int err = dir_lookup_indexed(vol, dir, name, len, &d);
 	if (err != DIR_INDEX_NONE) {
 		if (!err)
 			*f = (struct find_ctx){ .name = name, .len = len,
@@ -158,21 +164,32 @@ static int dir_find(struct tux3_volume *vol, const struct inode *dir,
 	return f->found ? 0 : -ENOENT;
 }
 
+/* Remove name, found at pos (an index build since may have moved the
+ * records of block 0: then it is looked up again). */
 static int dir_remove(struct tux3_volume *vol, struct inode *dir,
-		      uint64_t pos)
+		      uint64_t pos, const char *name, unsigned len)
 {
 	unsigned bs = vol->blocksize;
 	uint8_t *blk = malloc(bs);
 	uint64_t logical = pos >> vol->blockbits;
+	struct find_ctx f;
 	if (!blk)
 		return -ENOMEM;
 	int err = dir_read_block(vol, dir, logical, blk);
+	if (!err && dirblock_find(blk, bs, name, len) != (int)(pos & (bs - 1)) &&
+	    !(err = dir_find(vol, dir, name, len, &f))) {
+		logical = f.pos >> vol->blockbits;
+		pos = f.pos;
+		err = dir_read_block(vol, dir, logical, blk);
+	}
 	if (!err)
 		err = dirblock_delete(blk, bs, (unsigned)(pos & (bs - 1)));
 	if (!err)
 		err = inode_write_data(vol, dir, blk, bs,
 				       logical << vol->blockbits, true);
 	free(blk);
+	if (!err)
+		err = dirhash_removed(vol, dir, name, len, logical);
 	return err;
 }
 
@@ -469,7 +486,7 @@ static int remove_entry(struct tux3_volume *vol, tux3_ino_t dirino,
 	if (!err && !(err = inode_room(vol, dirino)))
 		err = inode_room(vol, f.inum);
 	if (!err)
-		err = dir_remove(vol, &dir, f.pos);
+		err = dir_remove(vol, &dir, f.pos, name, (unsigned)len);
 	if (!err) {
 		int64_t now = vol_now(vol);
 		if (want_dir) {
@@ -690,7 +707,8 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 		/* the new name's record now names the source */
 		if ((err = dir_set_entry(vol, nd, fn.pos, src.inum,
 					 inode_dtype(src.mode))) ||
-		    (err = dir_remove(vol, od, fo.pos)))
+		    (err = dir_remove(vol, od, fo.pos, oldname,
+				      (unsigned)oldlen)))
 			goto out;
 		if (ddir) {
 			nd->nlink--;
@@ -714,7 +732,8 @@ int tux3_rename(struct tux3_volume *vol, tux3_ino_t olddir,
 	} else {
 		if ((err = dir_add(vol, nd, newname, (unsigned)newlen, src.inum,
 				   inode_dtype(src.mode))) ||
-		    (err = dir_remove(vol, od, fo.pos)))
+		    (err = dir_remove(vol, od, fo.pos, oldname,
+				      (unsigned)oldlen)))
 			goto out;
 		if (sdir && !same) {
 			od->nlink--;

@@ -121,6 +121,21 @@ int inode_truncate(struct tux3_volume *vol, struct inode *inode,
 /* Every block of an unversioned map given back. */
 int inode_free_unversioned(struct tux3_volume *vol, struct inode *inode);
 
+/* ---- dirhash_write.c: the on-disk directory index (format.md 15.5) ---- */
+/* A directory of this many blocks gets an index on its next add. */
+#define DIRHASH_MIN_BLOCKS	4
+/* Build dir's index from its entries (an old one is replaced): 0,
+ * DIRHASH_NONE (the feature is off, an entry block does not decode, or
+ * the hashes cannot be split), or a negative errno. */
+int dirhash_build(struct tux3_volume *vol, struct inode *dir);
+/* name was added to, or removed from, entry block logical: its pair
+ * follows; an index that cannot follow (stale, damaged, out of step) is
+ * rebuilt.  0 or a negative errno. */
+int dirhash_added(struct tux3_volume *vol, struct inode *dir,
+		  const char *name, unsigned len, uint64_t logical);
+int dirhash_removed(struct tux3_volume *vol, struct inode *dir,
+		    const char *name, unsigned len, uint64_t logical);
+
 /* ---- orphan_write.c ---- */
 int orphan_unify(struct tux3_volume *vol);
 int orphan_begin(struct tux3_volume *vol, uint64_t inum);

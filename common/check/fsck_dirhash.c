@@ -1,0 +1,259 @@
+/*
+ * The end of pass 5: every directory's on-disk index (DIR_INDEX,
+ * doc/format.md 15.5) against its entries, after the namespace repairs.
+ * An index is rebuilt from the entries when it is stale (another writer
+ * committed since it was written), damaged (a block fails its CRC or
+ * its fields), or out of step (its pairs are not the entries' pairs).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "check/fsck_internal.h"
+
+struct dx_dirs {
+	tux3_ino_t *v;
+	size_t n, cap;
+};
+
+static int note_dir(void *ctx, const struct tux3_stat *st,
+		    tux3_block_t leafblock, unsigned bloblen)
+{
+	struct dx_dirs *d = ctx;
+	(void)leafblock;
+	(void)bloblen;
+	if (!S_ISDIR(st->mode))
+		return 0;
+	if (d->n == d->cap) {
+		size_t c = d->cap ? d->cap * 2 : 64;
+		void *v = realloc(d->v, c * sizeof(*d->v));
+		if (!v)
+			return -ENOMEM;
+		d->v = v;
+		d->cap = c;
+	}
+	d->v[d->n++] = st->ino;
+	return 0;
+}
+
+/* Pairs {hash, block} as a sorted list of 64-bit keys. */
+struct dx_keys {
+	uint64_t *v;
+	size_t n, cap;
+	uint32_t seed;
+	uint64_t logical;
+};
+
+static int key_add(struct dx_keys *k, uint32_t hash, uint64_t block)
+{
+	if (k->n == k->cap) {
+		size_t c = k->cap ? k->cap * 2 : 256;
+		void *v = realloc(k->v, c * sizeof(*k->v));
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+		k->cap = c;
+	}
+	k->v[k->n++] = (uint64_t)hash << 32 | (block & 0xffffffffu);
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int entry_key(void *ctx, const struct dirent_info *d)
+{
+	struct dx_keys *k = ctx;
+	return key_add(k, dirhash_name(k->seed, d->name, d->name_len),
+		       k->logical);
+}
+
+/* One directory's check: what is wrong goes to why, and the checks
+ * answer 0 sound (or no index), 1 a problem, <0 an error. */
+struct dx_check {
+	struct tux3_volume *vol;
+	struct inode *dir;
+	uint8_t *blk;
+	struct dx_keys have, want;
+	char why[200];
+};
+
+static int entries_keys(struct dx_check *c)
+{
+	struct tux3_volume *vol = c->vol;
+	struct dx_keys *k = &c->want;
+	unsigned bs = vol->blocksize;
+	uint64_t n = c->dir->size >> vol->blockbits;
+	for (uint64_t b = 0; b < n; b++) {
+		int err = dir_read_block(vol, c->dir, b, c->blk);
+		if (err)
+			return err;
+		if (dirhash_is_index(c->blk, bs))
+			continue;
+		k->logical = b;
+		err = dirblock_iterate(vol, c->blk, bs, b << vol->blockbits,
+				       TUX3_NONE, c->dir->inum, entry_key, k);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int bad(struct dx_check *c, const char *fmt, uint64_t a, uint64_t b)
+{
+	snprintf(c->why, sizeof(c->why), fmt, a, b);
+	return 1;
+}
+
+/* Every bucket the table names, each once: its pairs, its depth against
+ * the slots that name it. */
+static int index_keys(struct dx_check *c, const struct dirhash_head *root,
+		      const uint8_t *rootblk)
+{
+	struct tux3_volume *vol = c->vol;
+	unsigned per = dirhash_table_slots(vol->blocksize);
+	uint64_t nslots = 1ull << root->depth;
+	uint8_t *tbl = malloc(vol->blocksize);
+	uint32_t prev = UINT32_MAX;
+	int err = tbl ? 0 : -ENOMEM;
+	if (!err && root->count != (nslots + per - 1) / per)
+		err = bad(c, "root names %" PRIu64 " table blocks for 2^%"
+			  PRIu64 " slots", root->count, root->depth);
+	for (uint64_t s = 0; !err && s < nslots; s++) {
+		struct dirhash_head th, bh;
+		if (s % per == 0 &&
+		    dirhash_read(vol, c->dir, dirhash_item(rootblk, s / per),
+				 DIRHASH_TABLE, tbl, &th)) {
+			err = bad(c, "table block %" PRIu64 " (logical %" PRIu64
+				  ") is not a sound index block", s / per,
+				  dirhash_item(rootblk, s / per));
+			break;
+		}
+		uint32_t at = dirhash_item(tbl, (unsigned)(s % per));
+		if (at == prev)
+			continue;
+		prev = at;
+		if (dirhash_read(vol, c->dir, at, DIRHASH_BUCKET, c->blk,
+				 &bh)) {
+			err = bad(c, "slot %" PRIu64 " names logical block %"
+				  PRIu64 ", not a sound bucket", s, at);
+			break;
+		}
+		uint64_t span = 1ull << (root->depth - bh.depth);
+		if (bh.depth > root->depth || s % span) {
+			err = bad(c, "bucket at logical %" PRIu64 " has depth %"
+				  PRIu64 ", which its slots do not match", at,
+				  bh.depth);
+			break;
+		}
+		for (uint32_t i = 0; i < bh.count && !err; i++) {
+			uint32_t h = dirhash_item(c->blk, 2 * i);
+			if (root->depth && (h >> (32 - root->depth)) / span !=
+					   s / span)
+				err = bad(c, "bucket at logical %" PRIu64
+					  " holds hash %#" PRIx64 " of another "
+					  "bucket", at, h);
+			else
+				err = key_add(&c->have, h,
+					      dirhash_item(c->blk, 2 * i + 1));
+		}
+		s += span - 1;
+		prev = UINT32_MAX;
+	}
+	free(tbl);
+	return err;
+}
+
+static int check_index(struct dx_check *c)
+{
+	struct tux3_volume *vol = c->vol;
+	struct dirhash_head root;
+	int err = dir_read_block(vol, c->dir, 0, c->blk);
+	if (err || !dirhash_is_index(c->blk, vol->blocksize))
+		return err;
+	uint8_t *rootblk = malloc(vol->blocksize);
+	if (!rootblk)
+		return -ENOMEM;
+	memcpy(rootblk, c->blk, vol->blocksize);
+	int r = dirhash_decode(rootblk, vol->blocksize, c->dir->inum, 0, &root);
+	if (r || root.kind != DIRHASH_ROOT)
+		err = bad(c, "its root (logical block 0) fails its checks "
+			  "(%" PRIu64 ", kind %" PRIu64 ")", (uint64_t)r,
+			  r ? 0 : root.kind);
+	else if (root.gen != vol->dxgen)
+		err = bad(c, "it is stale (generation %" PRIu64 ", the "
+			  "volume's is %" PRIu64 ": another writer committed "
+			  "since)", root.gen, vol->dxgen);
+	else if (root.count) {
+		c->want.seed = root.seed;
+		err = index_keys(c, &root, rootblk);
+	}
+	if (!err && root.count) {
+		if ((err = entries_keys(c)))
+			goto out;
+		qsort(c->have.v, c->have.n, sizeof(uint64_t), key_cmp);
+		qsort(c->want.v, c->want.n, sizeof(uint64_t), key_cmp);
+		if (c->have.n != c->want.n ||
+		    (c->have.n && memcmp(c->have.v, c->want.v,
+					 c->have.n * sizeof(uint64_t))))
+			err = bad(c, "its %" PRIu64 " pairs are not the %" PRIu64
+				  " entries' names and blocks", c->have.n,
+				  c->want.n);
+	}
+out:
+	free(rootblk);
+	return err;
+}
+
+static int check_dir(struct fsck *f, tux3_ino_t inum, uint8_t *blk)
+{
+	struct tux3_volume *vol = f->vol;
+	struct inode dir;
+	int err = inode_load_dir(vol, inum, &dir);
+	if (err) {
+		tux3_clear_error(vol);
+		return 0;	/* pass 5 has said what is wrong with it */
+	}
+	struct dx_check c = { .vol = vol, .dir = &dir, .blk = blk };
+	err = dir.size >= vol->blocksize ? check_index(&c) : 0;
+	if (err < 0) {
+		tux3_clear_error(vol);
+		err = 0;	/* an entry block pass 5 left: no verdict */
+	}
+	if (err > 0 &&
+	    fsck_problem(f, P5_DIRHASH, true, FSCK_AT(.inum = inum, .dir = inum),
+			 (uint64_t)inum, c.why)) {
+		err = dirhash_build(vol, &dir);
+		if (err == DIRHASH_NONE)
+			err = 0;
+		if (!err)
+			err = inode_store(vol, &dir);
+		fsck_fixed(f, err);
+	}
+	free(c.have.v);
+	free(c.want.v);
+	inode_free(&dir);
+	return err < 0 && err != -EUCLEAN ? err : 0;
+}
+
+int fsck_dirhash(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	struct dx_dirs d = { 0 };
+	if (!vol || !dirhash_feature(vol) || f->stop)
+		return 0;
+	static const struct tux3_walk_ops ops = { .inode = note_dir };
+	int err = tux3_walk(vol, &ops, &d);
+	tux3_clear_error(vol);
+	uint8_t *blk = malloc(vol->blocksize);
+	if (!blk)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < d.n && !f->stop; i++)
+		err = check_dir(f, d.v[i], blk);
+	free(blk);
+	free(d.v);
+	return err;
+}
