@@ -30,8 +30,28 @@ int version_delete(struct tux3_volume *vol, const char *name);
 int version_delete_begin(struct tux3_volume *vol, const char *name,
 			 struct vdelete_plan *plan);
 int version_delete_resume(struct tux3_volume *vol);
+/* The delete's second phase; back_to_2014: when no snapshot is left, the
+ * same commit takes the volume back to the 2014 format (false: fsck's
+ * repairs, and volumes as a library without 17.8 left them). */
+int version_delete_finish(struct tux3_volume *vol,
+			  const struct vdelete_plan *plan, bool back_to_2014);
 /* fsck: vtree_repair made durable, its plan applied to every inode. */
 int version_repair_table(struct tux3_volume *vol);
+/* Every inode from the root directory up, found by the walker (why: the
+ * operation a damaged tree stops, for the message; NULL: no message). */
+int version_inodes(struct tux3_volume *vol, const char *why,
+		   tux3_ino_t **ino, size_t *n);
+
+/* ---- snapshot_compact.c (doc/format.md 17.8) ---- */
+/* A volume whose table holds the live version alone taken back to the
+ * 2014 format in the open delta: every inode rewritten (vinode_compact),
+ * inode 3 gone, the 2014 magic and no VERSIONS bit; the caller commits
+ * (tux3_unify).  -EUCLEAN before any change that matters: an inode
+ * keeps an element of another label (the volume stays versioned).  Any
+ * other error fails the volume's commits (commit_failed): the committed
+ * versioned volume stays as it was. */
+int version_compact_delta(struct tux3_volume *vol,
+			  struct tux3_compact_report *rep);
 
 /* ---- check/check.c, for the tests' write-ordering lint ---- */
 /* Blocks the committed state's on-disk contents matter for. */

@@ -162,27 +162,42 @@ static int collect_inode(void *ctx, const struct tux3_stat *st,
 	return 1;	/* the inode's children are not needed */
 }
 
-/* The plan applied to every inode: attributes, data, and the inodes no
- * version reads any more. */
-static int apply_plan(struct tux3_volume *vol, const struct vdelete_plan *plan)
+int version_inodes(struct tux3_volume *vol, const char *why,
+		   tux3_ino_t **ino, size_t *n)
 {
 	struct tux3_walk_ops ops = { .inode = collect_inode };
 	struct files f = { 0 };
 	int err = tux3_walk(vol, &ops, &f);
-	if (err == -EUCLEAN)
+	if (err == -EUCLEAN && why)
 		err = vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				"the volume has damage: run fsck.tux3 before "
-				"deleting a snapshot");
-	for (size_t i = 0; i < f.n && !err; i++)
-		err = vinode_apply_delete(vol, f.ino[i], plan);
-	free(f.ino);
+				"%s", why);
+	if (err) {
+		free(f.ino);
+		f.ino = NULL;
+		f.n = 0;
+	}
+	*ino = f.ino;
+	*n = f.n;
+	return err;
+}
+
+/* The plan applied to every inode: attributes, data, and the inodes no
+ * version reads any more. */
+static int apply_plan(struct tux3_volume *vol, const struct vdelete_plan *plan)
+{
+	tux3_ino_t *ino;
+	size_t n;
+	int err = version_inodes(vol, "deleting a snapshot", &ino, &n);
+	for (size_t i = 0; i < n && !err; i++)
+		err = vinode_apply_delete(vol, ino[i], plan);
+	free(ino);
 	return err;
 }
 
 int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
 		       unsigned n)
 {
-	struct tux3_walk_ops ops = { .inode = collect_inode };
 	struct files f = { 0 };
 	uint64_t *all = calloc(VERSION_LABELS, sizeof(*all));
 	int err = all ? 0 : -ENOMEM;
@@ -192,7 +207,7 @@ int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
 		err = vol_error(vol, -ENOENT, TUX3_NONE, TUX3_NONE,
 				TUX3_NONE, "the volume has no snapshots");
 	if (!err)
-		err = tux3_walk(vol, &ops, &f);
+		err = version_inodes(vol, NULL, &f.ino, &f.n);
 	for (size_t i = 0; i < f.n && !err; i++) {
 		uint8_t *blob;
 		unsigned len;
@@ -225,9 +240,12 @@ int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
 	return err;
 }
 
-/* Phase 2: the lists, then the labels freed, committed. */
-static int delete_finish(struct tux3_volume *vol,
-			 const struct vdelete_plan *plan)
+/* Phase 2: the lists, then the labels freed, committed.  When the
+ * delete took the last snapshot (back_to_2014), the same commit takes the
+ * volume back to the 2014 format (version_compact_delta); a volume it
+ * refuses stays versioned, with no snapshot. */
+int version_delete_finish(struct tux3_volume *vol,
+			  const struct vdelete_plan *plan, bool back_to_2014)
 {
 	int err = apply_plan(vol, plan);
 	if (err)
@@ -238,11 +256,24 @@ static int delete_finish(struct tux3_volume *vol,
 	vtree_delete_done(vt, plan);
 	err = vtable_save(vol, vt);
 	free(vt);
+	bool compacted = false;
+	if (!err && back_to_2014 && vtree_alone(vol->vt)) {
+		err = version_compact_delta(vol, NULL);
+		compacted = !err;
+		if (err == -EUCLEAN && !vol->commit_failed) {
+			vol_warn(vol, "the last snapshot is gone but the volume "
+				 "stays versioned: %s", vol->error.what);
+			tux3_clear_error(vol);
+			err = 0;
+		}
+	}
 	if (!err)
-		err = tux3_sync(vol);
-	if (!err) {
+		err = compacted ? tux3_unify(vol) : tux3_sync(vol);
+	if (!err && vol->vpending) {
 		free(vol->vpending);
 		vol->vpending = NULL;
+		if (vol->vt)
+			vol->vt->pending = NULL;
 	}
 	return err;
 }
@@ -287,7 +318,7 @@ int version_delete(struct tux3_volume *vol, const char *name)
 		return -ENOMEM;
 	int err = version_delete_begin(vol, name, plan);
 	if (!err)
-		err = delete_finish(vol, plan);
+		err = version_delete_finish(vol, plan, true);
 	free(plan);
 	return err;
 }
@@ -306,7 +337,7 @@ int version_repair_table(struct tux3_volume *vol)
 	if (!err)
 		err = tux3_sync(vol);
 	if (!err && plan->count)
-		err = delete_finish(vol, plan);
+		err = version_delete_finish(vol, plan, false);
 	free(vt);
 	free(plan);
 	return err;
@@ -317,7 +348,7 @@ int version_delete_resume(struct tux3_volume *vol)
 	if (!vol->vpending)
 		return 0;
 	int err = writer(vol);
-	return err ? err : delete_finish(vol, vol->vpending);
+	return err ? err : version_delete_finish(vol, vol->vpending, true);
 }
 
 int tux3_snapshot_create(struct tux3_volume *vol, const char *name,

@@ -426,6 +426,26 @@ const char *tux3_version_selected(struct tux3_volume *vol);
 int tux3_snapshot_create(struct tux3_volume *vol, const char *name,
 			 const char *of);
 int tux3_snapshot_delete(struct tux3_volume *vol, const char *name);
+/*
+ * Back to the 2014 format (doc/format.md 17.8): a volume with versions
+ * but no snapshot, ghost or pending delete loses its version table
+ * (inode 3), its versioned leaves and attributes are rewritten as the live
+ * version reads them, and the 2014 magic comes back without the VERSIONS
+ * bit, in one commit.  The delete of the last snapshot does it by itself;
+ * this does it explicitly (a volume a delete left versioned).  rep (may be
+ * NULL) says what was rewritten.  -EBUSY snapshots remain, -EUCLEAN an
+ * element of another label remains (fsck.tux3 first), nothing changed
+ * then.  A volume without versions: 0, rep->already set.
+ */
+struct tux3_compact_report {
+	uint64_t inodes;	/* inodes looked at */
+	uint64_t files;		/* versioned data trees made 2014 maps */
+	uint64_t blobs;		/* attribute blobs rewritten */
+	uint64_t table_blocks;	/* the version table's blocks freed */
+	int already;		/* the volume had no versions */
+};
+int tux3_snapshot_compact(struct tux3_volume *vol,
+			  struct tux3_compact_report *rep);
 
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);

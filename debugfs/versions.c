@@ -171,15 +171,47 @@ static int snapshot_delete(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
+/* snapshot compact: back to the 2014 format (no snapshot left) */
+static int snapshot_compact(struct shell *sh, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 2)
+		return sh_err(sh, "usage: snapshot compact");
+	if (sh->mode != TUX3_OPEN_RDWR)
+		return sh_err(sh, "snapshot compact: volume opened read-only "
+			      "(use -w)");
+	struct tux3_compact_report rep;
+	int err = tux3_snapshot_compact(sh->vol, &rep);
+	if (err)
+		return sh_volerr(sh, "snapshot compact", err);
+	sh->dirty = 0;
+	if (rep.already) {
+		fprintf(sh->out, "the volume has no versions: it is already "
+			"in the 2014 format\n");
+		return 0;
+	}
+	fprintf(sh->out, "back to the 2014 format: %" PRIu64 " inode%s "
+		"looked at, %" PRIu64 " versioned data tree%s and %" PRIu64
+		" attribute blob%s rewritten, the version table (inode 3, %"
+		PRIu64 " block%s) freed\n", rep.inodes,
+		rep.inodes == 1 ? "" : "s", rep.files,
+		rep.files == 1 ? "" : "s", rep.blobs,
+		rep.blobs == 1 ? "" : "s", rep.table_blocks,
+		rep.table_blocks == 1 ? "" : "s");
+	return 0;
+}
+
 int cmd_snapshot(struct shell *sh, int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "compact"))
+		return snapshot_compact(sh, argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "create"))
 		return snapshot_create(sh, argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "delete"))
 		return snapshot_delete(sh, argc, argv);
 	if (argc < 2 || strcmp(argv[1], "list"))
 		return sh_err(sh, "usage: snapshot list [-s] | create TAG "
-			      "[--of OTHER] | delete TAG");
+			      "[--of OTHER] | delete TAG | compact");
 	bool space = argc == 3 && !strcmp(argv[2], "-s");
 	if (argc != 2 && !space)
 		return sh_err(sh, "usage: snapshot list [-s]");

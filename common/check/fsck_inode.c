@@ -986,7 +986,8 @@ static int live_dataend(struct p4 *p, tux3_ino_t inum, uint64_t dtree)
 }
 
 /* On a volume with versions: an inode the live version does not have,
- * which a snapshot does.  Its blocks count like any inode's; its
+ * which a snapshot does, or a snapshot a pending delete removes (the
+ * delete, finished, frees it).  Its blocks count like any inode's; its
  * attributes are the snapshot's (pass 9 checks their lists, and the
  * namespace of each version). */
 static bool snapshot_only(struct tux3_volume *vol, tux3_ino_t inum,
@@ -999,7 +1000,8 @@ static bool snapshot_only(struct tux3_volume *vol, tux3_ino_t inum,
 	    (inode->present & (1u << ATTR_MODE_OWNER)) ||
 	    vattrs_decode(blob, len, &x, &bad_at))
 		return false;
-	bool live = vattrs_inode_live(vol->vt, &x);
+	bool live = vattrs_inode_live(vol->vt, &x) ||
+		    vattrs_inode_dying(vol->vt, &x);
 	vattrs_free(&x);
 	return live;
 }

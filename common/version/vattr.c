@@ -285,6 +285,18 @@ bool vattrs_inode_live(struct vtree *vt, const struct vattrs *x)
 	return false;
 }
 
+bool vattrs_inode_dying(struct vtree *vt, const struct vattrs *x)
+{
+	/* the element itself: reads follow the plan (vt->pending), which
+	 * has already taken it */
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->a[i].key == VATTR_KEY(1, 0) && !x->a[i].absent &&
+		    x->a[i].label < VERSION_LABELS &&
+		    (vt->v[x->a[i].label].flags & VERSION_DYING))
+			return true;
+	return false;
+}
+
 struct gone {
 	unsigned *idx;
 	unsigned n;

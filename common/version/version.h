@@ -95,6 +95,8 @@ static inline bool vtree_ghost(const struct vtree *vt, unsigned label)
 	return (vt->v[label].flags & VERSION_GHOST) != 0;
 }
 unsigned vtree_root(struct vtree *vt);
+/* The live version alone: no snapshot, ghost or dying label. */
+bool vtree_alone(const struct vtree *vt);
 /* Children of label (after vtree_derive). */
 static inline unsigned vtree_nchild(const struct vtree *vt, unsigned label)
 {
@@ -333,6 +335,9 @@ int vattrs_set_shared(struct vattrs *x, uint32_t key, const void *data,
 /* Does a readable version (the origin, a tagged one) read the inode's
  * mode (kind 1), i.e. have the inode? */
 bool vattrs_inode_live(struct vtree *vt, const struct vattrs *x);
+/* Has a label a pending delete removes a mode of its own (the delete,
+ * finished, may free the inode)? */
+bool vattrs_inode_dying(struct vtree *vt, const struct vattrs *x);
 /* A delete's plan applied to every key's list. */
 int vattrs_delete(struct vtree *vt, const struct vdelete_plan *plan,
 		  struct vattrs *x);

@@ -77,6 +77,13 @@ int vfilemap_delete(struct tux3_volume *vol, struct inode *inode,
  * version reads any more.  -EINVAL: not a vleaf tree. */
 int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode);
 
+/* A vleaf tree whose records are all the origin's becomes the 2014 map
+ * of the same blocks (the nodes freed, the data kept; *flattened counts
+ * it).  Anything else is left alone; -EUCLEAN (nothing changed): a
+ * record of another label. */
+int vfilemap_flatten(struct tux3_volume *vol, struct inode *inode,
+		     uint64_t *flattened);
+
 /* fsck's repair: vext_repair on every leaf (elements of labels not in the
  * tree, second elements of a label and orphans dropped, their blocks
  * released). */

@@ -72,4 +72,15 @@ int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
  * take). */
 int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
 
+/* ---- vcompact.c: an inode back to the 2014 form (format.md 17.8) */
+struct vcompact_count {
+	uint64_t files;		/* vleaf trees made 2014 maps */
+	uint64_t blobs;		/* attribute blobs rewritten */
+};
+/* On a table holding the origin alone: the inode's data map and blob
+ * rewritten as the 2014 format has them (-EUCLEAN, nothing changed: an
+ * element of another label remains). */
+int vinode_compact(struct tux3_volume *vol, tux3_ino_t inum,
+		   struct vcompact_count *count);
+
 #endif

@@ -83,6 +83,14 @@ int vtree_find_tag(const struct vtree *vt, uint32_t tag)
 	return -ENOENT;
 }
 
+bool vtree_alone(const struct vtree *vt)
+{
+	for (unsigned l = 1; l < vt->top; l++)
+		if (vt->v[l].flags)
+			return false;
+	return true;
+}
+
 unsigned vtree_root(struct vtree *vt)
 {
 	return vt->nchild[VERSION_ORIGIN] ?

@@ -66,6 +66,12 @@
  * too, like orphans below: each state must be the state itself, or the
  * same without the pending line.
  *
+ * --compact: --snapshots with deletes as likely as creates, and every
+ * workload ends deleting the snapshots left: the last delete takes the
+ * volume back to the 2014 format in its second commit (doc/format.md
+ * 17.8), which the model checks (no versions left at that commit), and
+ * its crash states are each the versioned volume or the 2014 one.
+ *
  * Trace lints run on every workload (no crash needed): no write to a
  * block the last durable state references (superblock aside; L1), the
  * commit write preceded and followed by a flush with no write in between
@@ -135,6 +141,10 @@ struct options {
 	bool no_torn_super;	/* --no-torn-super: skip (counted) */
 	uint32_t features;	/* --features: mkfs compat mask (default:
 				 * TUX3_FEATURE_COMPAT_DEFAULT) */
+	bool compact;		/* --compact: --snapshots, deletes as often
+				 * as creates, and every workload ends
+				 * deleting the snapshots left (back to the
+				 * 2014 format, doc/format.md 17.8) */
 	bool snapshots;		/* --snapshots: random workloads take,
 				 * delete and write snapshots */
 };
@@ -957,6 +967,7 @@ struct snap {
 	size_t len;
 	struct h128 h;
 	unsigned ops_done;
+	bool back2014;		/* committed after a compaction, 2014 again */
 };
 
 /* The model of a snapshot: a copy of the version it was taken of, at
@@ -1081,6 +1092,13 @@ static void model_now(struct work *w)
 	}
 }
 
+/* snapshot operations done (the library agreeing) */
+static struct {
+	uint64_t create, del, write, failed;
+	uint64_t back2014;	/* deletes that took the volume back to the
+				 * 2014 format (the last snapshot went) */
+} snapst;
+
 static void take_snapshot(struct work *w, uint64_t seq)
 {
 	model_now(w);
@@ -1098,6 +1116,7 @@ static void take_snapshot(struct work *w, uint64_t seq)
 	s->len = w->tmp.len;
 	s->h = hash128(s->text, s->len, 7);
 	s->ops_done = w->ops_done;
+	s->back2014 = snapst.back2014 && w->vol && !vtable_marked(w->vol);
 }
 
 static void on_commit(struct tux3_volume *vol, void *ctx)
@@ -1113,6 +1132,18 @@ static void on_commit(struct tux3_volume *vol, void *ctx)
 		w->pending = true;
 	} else if (w->deleting) {
 		w->pending = false;
+		/* the last snapshot gone: this commit is the 2014 format */
+		bool any = false;
+		for (unsigned i = 0; i < NSNAP; i++)
+			any |= w->vs[i].used;
+		if (!any && vtable_marked(vol)) {
+			struct op o = { .kind = OP_SNAPDELETE };
+			work_error(w, w->ops_done, &o, "commit %" PRIu64 ": no "
+				   "snapshot is left, yet the volume keeps "
+				   "its versions", w->rec->commits);
+		}
+		if (!any)
+			snapst.back2014++;
 	}
 	/* (a delete running keeps its plan to itself: vol->vpending is the
 	 * one an open found) */
@@ -1242,10 +1273,6 @@ static void do_rename(struct work *w, unsigned k, const struct op *o)
 
 static void do_op(struct work *w, unsigned k, const struct op *o);
 
-/* snapshot operations done (the library agreeing) */
-static struct {
-	uint64_t create, del, write, failed;
-} snapst;
 
 /*
  * Snapshot create and delete commit what is pending first (a sync), then
@@ -1891,7 +1918,7 @@ static void random_snapshot_op(struct work *w, struct rng *r, struct op *o)
 		snprintf(o->name, sizeof(o->name), "s%u", o->vs);
 		return;
 	}
-	if (x < 48) {
+	if (x < (opt.compact ? 60 : 48)) {
 		o->kind = OP_SNAPDELETE;
 		snprintf(o->name, sizeof(o->name), "s%u", o->vs);
 		return;
@@ -2045,6 +2072,16 @@ static void run_random(struct work *w, const struct base *b,
 		if (o.kind == OP_SYNC || o.kind == OP_UNIFY ||
 		    o.kind == OP_SNAPSHOT || o.kind == OP_SNAPDELETE)
 			fsync_returned(w, i);
+	}
+	/* --compact: the snapshots left go, the last delete compacts */
+	for (unsigned i = 0; opt.compact && i < NSNAP; i++) {
+		struct op o = { .kind = OP_SNAPDELETE, .node = -1, .vs = i,
+				.vof = -1 };
+		if (!w->vs[i].used)
+			continue;
+		snprintf(o.name, sizeof(o.name), "s%u", i);
+		run_op(w, &o);
+		fsync_returned(w, nops + i);
 	}
 	work_end(w);
 }
@@ -2265,6 +2302,8 @@ struct stats {
 	uint64_t snap_states;	/* the expected state has snapshots */
 	uint64_t pending_states;	/* ... a pending snapshot delete */
 	uint64_t delete_recoveries;	/* recoveries finishing a delete */
+	uint64_t back2014_states;	/* the expected state is a volume
+					 * back to the 2014 format */
 	uint64_t lints, work_errors, workloads, commits, unifies, writes;
 	unsigned printed;
 };
@@ -2575,6 +2614,8 @@ static void eval_state(struct sim *s, const struct state *x)
 			st.snap_states++;
 		if (has_pending(want->text))
 			st.pending_states++;
+		if (want->back2014)
+			st.back2014_states++;
 		if ((uint64_t)d < x->floor) {
 			snprintf(why, sizeof(why), "an fsync returned after "
 				 "delta %u committed, but the image holds delta %"
@@ -3277,7 +3318,7 @@ static void usage(void)
 		"                [--state WRITE:SUBSET:TORN [--recover "
 		"WRITE:SUBSET:TORN]] [--print N]\n"
 		"                [--no-torn-super] [--no-recovery] [--list] "
-		"[--features MASK] [--snapshots] [-v]\n");
+		"[--features MASK] [--snapshots] [--compact] [-v]\n");
 	exit(2);
 }
 
@@ -3317,6 +3358,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--snapshots")) {
 			opt.snapshots = true;
+			continue;
+		}
+		if (!strcmp(a, "--compact")) {
+			opt.snapshots = opt.compact = true;
 			continue;
 		}
 		if (!v)
@@ -3486,9 +3531,12 @@ int main(int argc, char **argv)
 		       PRIu64 " writes in one (%" PRIu64 " refused as the "
 		       "model expects); states expecting snapshots: %" PRIu64
 		       ", a pending delete: %" PRIu64 " (recoveries finishing "
-		       "it: %" PRIu64 ")\n", snapst.create, snapst.del,
-		       snapst.write, snapst.failed, st.snap_states,
-		       st.pending_states, st.delete_recoveries);
+		       "it: %" PRIu64 "); back to the 2014 format: %" PRIu64
+		       " deletes, %" PRIu64 " states\n", snapst.create,
+		       snapst.del, snapst.write, snapst.failed,
+		       st.snap_states, st.pending_states,
+		       st.delete_recoveries, snapst.back2014,
+		       st.back2014_states);
 	if (st.skipped_torn_super)
 		printf("skipped: superblock torn (needs the secondary "
 		       "superblock): %" PRIu64 " writes\n",

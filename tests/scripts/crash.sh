@@ -34,11 +34,14 @@ sharded() {
 		/^states: / { ok += $2; bad += $4 }
 		/^snapshots: / { c += $2; d += $4; w += $6
 			sub(/.*states expecting snapshots: /, ""); s += $1
-			sub(/^[0-9]*, a pending delete: /, ""); p += $1 }
+			sub(/^[0-9]*, a pending delete: /, ""); p += $1
+			sub(/.*back to the 2014 format: /, ""); bd += $1
+			bs += $3 }
 		END { printf "%s: states: %d ok, %d bad; snapshots %d created, " \
 			"%d deleted, %d writes in one; states expecting " \
-			"snapshots: %d, a pending delete: %d\n", n, ok, bad, c,
-			d, w, s, p }' ;;
+			"snapshots: %d, a pending delete: %d; back to the " \
+			"2014 format: %d deletes, %d states\n", n, ok, bad, c,
+			d, w, s, p, bd, bs }' ;;
 	esac
 	if [ $s0 -eq 0 ] && [ $s1 -eq 0 ]; then
 		pass "$name"
@@ -65,6 +68,8 @@ case $(basename "$build") in
 		--workloads 2 --ops 20
 	sharded random-snap-512 --workload random --snapshots --seed 1001 \
 		--workloads 2 --ops 20 --block-size 512 --max-states 64 --torn 4
+	sharded random-snap-compact-4096 --workload random --compact --seed 5 \
+		--workloads 2 --ops 16 --max-states 64 --torn 4
 	;;
 *)
 	# every sequence of one or two operations (1122), then one in 16 of
@@ -82,6 +87,13 @@ case $(basename "$build") in
 		--workloads 6 --ops 20
 	sharded random-snap-512 --workload random --snapshots --seed 1001 \
 		--workloads 4 --ops 20 --block-size 512 --max-states 256
+	# the same ending with every snapshot deleted: the last delete
+	# takes the volume back to the 2014 format (format.md 17.8)
+	sharded random-snap-compact-4096 --workload random --compact --seed 5 \
+		--workloads 4 --ops 16
+	sharded random-snap-compact-512 --workload random --compact \
+		--seed 1005 --workloads 3 --ops 16 --block-size 512 \
+		--max-states 256
 	;;
 esac
 
