@@ -604,6 +604,8 @@ static int finish_delete(struct fsck *f)
 	return 0;
 }
 
+#define PASS9_CACHE_BYTES	(64u << 20)
+
 int fsck_pass9(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
@@ -692,11 +694,16 @@ int fsck_pass9(struct fsck *f)
 		struct vns_index *ix = vns_index_new();
 		if (!ix)
 			return -ENOMEM;
+		/* every inode's blob is probed by number: keep the itree's
+		 * nodes and leaves at hand (a cache is only a cache: no
+		 * failure matters) */
+		tux3_set_cache(vol, PASS9_CACHE_BYTES);
 		int err = tree_bad ? 0 : check_elements(f, ix);
 		bool all = false;
 		if (!err && !tree_bad)
 			err = check_namespaces(f, &all, ix);
 		vns_index_free(ix);
+		tux3_set_cache(vol, 0);
 		/* the snapshots dropped: their elements go */
 		if (!err && all)
 			err = check_elements(f, NULL);
