@@ -9,7 +9,7 @@
 # short run of the fsck damage campaign (BENCH_FUZZ_FSCK_N mutations,
 # default 100, seed 1; make fuzz-fsck runs it in full) and its summary,
 # the repair rate among it.  Then the
-# versioned layers' costs, and cp -a /usr/share/doc through tux3fuse
+# versioned layers' costs, fsck.tux3 -fn against the number of snapshots, and cp -a /usr/share/doc through tux3fuse
 # against ext4 on a loop device and tmpfs (as root).  Last, one big
 # directory (dir_bench).  Not part of the test count.
 set -u
