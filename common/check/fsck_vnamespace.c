@@ -190,12 +190,14 @@ static int type_cmp(const void *a, const void *b)
 static void index_finish(struct vns_index *ix)
 {
 	size_t n = 0;
-	qsort(ix->p, ix->n, sizeof(*ix->p), pair_cmp);
+	if (ix->n)
+		qsort(ix->p, ix->n, sizeof(*ix->p), pair_cmp);
 	for (size_t i = 0; i < ix->n; i++)
 		if (!n || pair_cmp(&ix->p[n - 1], &ix->p[i]))
 			ix->p[n++] = ix->p[i];
 	ix->n = n;
-	qsort(ix->t, ix->nt, sizeof(*ix->t), type_cmp);
+	if (ix->nt)
+		qsort(ix->t, ix->nt, sizeof(*ix->t), type_cmp);
 	size_t at = 0;
 	for (unsigned l = 0; l <= VERSION_LABELS; l++) {
 		while (at < n && ix->p[at].label < l)
