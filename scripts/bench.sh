@@ -9,7 +9,7 @@
 # short run of the fsck damage campaign (BENCH_FUZZ_FSCK_N mutations,
 # default 100, seed 1; make fuzz-fsck runs it in full) and its summary,
 # the repair rate among it.  Then the
-# versioned layers' costs, and cp -a /usr/share/doc through tux3fuse
+# versioned layers' costs, fsck.tux3 -fn against the number of snapshots, and cp -a /usr/share/doc through tux3fuse
 # against ext4 on a loop device and tmpfs (as root).  Last, one big
 # directory (dir_bench), and bench-scale's 100,000-file row.  Not part of
 # the test count.
@@ -230,6 +230,97 @@ if [ -x "$vbench" ]; then
 	echo " volume holds)"
 	btrfs_snapshot_cost 10000
 fi
+
+# ---- fsck with snapshots (issue 26): time against the snapshot count ----
+# One tree of BENCH_VFSCK_FILES empty files (default 100000) in
+# directories of 100; fsck.tux3 -fn (best of 3) after 0, 64, 512 and 2048
+# snapshots of the unchanged tree (BENCH_VFSCK_SNAPS), then the same
+# counts with one file rewritten and one created before each snapshot,
+# with the ratio to no snapshots.  Beside it, btrfs check --readonly on
+# the same tree in a subvolume with as many read-only snapshots (root,
+# loop devices and btrfs needed; skipped otherwise).
+vfsck_snapshots() {
+	# $1 image, $2 target count, $3 count so far, $4 changes (0/1)
+	i=$3
+	while [ $i -lt $2 ]; do
+		i=$((i + 1))
+		if [ "$4" = 1 ]; then
+			echo "write -f $work/one /d/$((i % 100))/1"
+			echo "write $work/one /d/$((i % 100))/new$i"
+		fi
+		echo "snapshot create s$i"
+	done | "$top/$build/tux3debug" -w "$1" >/dev/null 2>&1
+}
+
+vfsck_btrfs() {
+	# $1 tree, $2 snapshot counts: prints "count seconds" lines
+	[ "$(id -u)" = 0 ] && command -v btrfs >/dev/null 2>&1 || return 0
+	bimg=$work/vb.img bmnt=$work/btmnt
+	mkdir -p "$bmnt"
+	rm -f "$bimg"
+	truncate -s 2g "$bimg"
+	mkfs.btrfs -q -f "$bimg" >/dev/null 2>&1 &&
+	mount -o loop "$bimg" "$bmnt" 2>/dev/null || return 0
+	btrfs subvolume create "$bmnt/live" >/dev/null &&
+	cp -a "$1/." "$bmnt/live/"
+	k=0
+	for n in $2; do
+		while [ $k -lt $n ]; do
+			k=$((k + 1))
+			btrfs subvolume snapshot -r "$bmnt/live" "$bmnt/s$k" \
+				>/dev/null
+		done
+		umount "$bmnt"
+		set -- $(check btrfs check --readonly "$bimg")
+		echo "$n $1"
+		mount -o loop "$bimg" "$bmnt" 2>/dev/null || break
+	done
+	umount "$bmnt" 2>/dev/null
+	rm -f "$bimg"
+}
+
+vfsck_bench() {
+	files=${BENCH_VFSCK_FILES:-100000}
+	counts=${BENCH_VFSCK_SNAPS:-0 64 512 2048}
+	t=$work/vf
+	echo
+	echo "== fsck.tux3 -fn against the number of snapshots ($files files)"
+	rm -rf "$t"
+	snapshot_tree "$t" "$files"
+	echo changed > "$work/one"
+	vfsck_btrfs "$t" "$counts" > "$work/vfb"
+	printf '%9s %14s %9s %16s %9s %14s %9s\n' snapshots unchanged ratio \
+		"+2 files each" ratio "btrfs check" ratio
+	for changes in 0 1; do
+		img=$work/vf$changes.img
+		rm -f "$img"
+		truncate -s 2g "$img"
+		"$mkfs_tux3" -q -d "$t" "$img" 2g || return 0
+	done
+	done0=0 base0="" base1=""
+	for n in $counts; do
+		vfsck_snapshots "$work/vf0.img" "$n" "$done0" 0
+		vfsck_snapshots "$work/vf1.img" "$n" "$done0" 1
+		done0=$n
+		set -- $(check "$fsck_tux3" -fn "$work/vf0.img")
+		a=$1
+		set -- $(check "$fsck_tux3" -fn "$work/vf1.img")
+		b=$1
+		[ -z "$base0" ] && base0=$a base1=$b
+		bt=$(awk -v n="$n" '$1 == n { print $2 }' "$work/vfb")
+		r=$(awk "BEGIN{printf \"%.2f\", $a / $base0}")
+		rb=$(awk "BEGIN{printf \"%.2f\", $b / $base1}")
+		btr=- bts=-
+		[ -n "$bt" ] && bts=${bt}s &&
+			btr=$(awk "BEGIN{printf \"%.2f\", $bt / $a}")
+		printf '%9s %13ss %9s %15ss %9s %14s %9s\n' "$n" "$a" "$r" \
+			"$b" "$rb" "$bts" "$btr"
+	done
+	echo "(ratios: to the same volume without snapshots; btrfs's to"
+	echo " fsck.tux3 on the unchanged tree)"
+	rm -rf "$t" "$work"/vf*.img
+}
+vfsck_bench
 
 # ---- tux3fuse (issue 9): cp -a /usr/share/doc into a mount ----
 # The same copy into a fresh tux3fuse mount (default options, then with

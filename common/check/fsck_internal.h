@@ -13,6 +13,7 @@
  *   fsck_orphan.c   pass 7  orphans
  *   fsck_space.c    pass 8  bitmap, countmap, superblock counters
  *   fsck_version.c  pass 9  versions: marks, table, element lists
+ *   fsck_vnamespace.c       pass 9's snapshot namespaces by what differs
  *   fsck_repair.c   repairs shared by the passes
  *   check.c         the block-ownership and namespace checkers
  * Repairs work on a volume opened TUX3_OPEN_RDWR_NORECOVER and made
@@ -188,6 +189,23 @@ int fsck_pass6(struct fsck *f);
 int fsck_pass7(struct fsck *f);
 int fsck_pass8(struct fsck *f);
 int fsck_pass9(struct fsck *f);
+
+/* fsck_vnamespace.c: which snapshots' namespaces need the full check.
+ * The index is filled while pass 9 reads every inode's element lists
+ * (which inodes have elements of which label); vns_suspects then sets
+ * suspect[label] (VERSION_LABELS bytes) for each tagged version whose
+ * namespace may have a problem, and counts in *by_delta the ones its
+ * changes proved sound.  0 or -ENOMEM. */
+struct vns_index;
+struct vattrs;
+struct vns_index *vns_index_new(void);
+void vns_index_free(struct vns_index *ix);
+void vns_note_attrs(struct vns_index *ix, uint64_t inum,
+		    const struct vattrs *x);
+int vns_note_data(struct vns_index *ix, struct tux3_volume *vol,
+		  const struct inode *inode);
+int vns_suspects(struct tux3_volume *vol, struct vns_index *ix,
+		 uint8_t *suspect, unsigned *by_delta);
 int fsck_shield_off(struct fsck *f);
 
 /* Pass 2: the state after replay read past damage (fsck_log.c). */

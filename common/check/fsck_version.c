@@ -96,6 +96,8 @@ struct elements {
 	struct list_report data, attrs;
 	tux3_ino_t *fix;	/* inodes to repair after the walk */
 	size_t nfix, capfix;
+	struct vns_index *ix;	/* which inodes have which labels (the
+				 * first walk only) */
 };
 
 static void note(struct list_report *r, unsigned label, const char *what)
@@ -145,6 +147,8 @@ static int check_attr_lists(struct elements *e, tux3_ino_t inum)
 	int err = itree_blob(vol, inum, &blob, &len);
 	if (!err && len && !(err = vattrs_decode(blob, len, &x, &bad_at))) {
 		vattrs_check(vol->vt, &x, attr_problem, e);
+		if (e->ix)
+			vns_note_attrs(e->ix, inum, &x);
 		vattrs_free(&x);
 	}
 	free(blob);
@@ -167,6 +171,8 @@ static int element_inode(void *ctx, const struct tux3_stat *st,
 	if (st->dtree_root && vfilemap_is_versioned(vol, &inode)) {
 		e->files++;
 		int r = vfilemap_check(vol, &inode, vol->vt, element_problem, e);
+		if (r != -ENOMEM && e->ix)
+			r = vns_note_data(e->ix, vol, &inode);
 		if (r == -ENOMEM)
 			return r;
 	}
@@ -195,11 +201,11 @@ static int element_error(void *ctx, const struct tux3_error *err)
 
 /* EL1-EL3 of every inode's lists (labels used, one element per label per
  * address, no orphan element), repaired after the walk when wanted. */
-static int check_elements(struct fsck *f)
+static int check_elements(struct fsck *f, struct vns_index *ix)
 {
 	struct tux3_walk_ops ops = { .inode = element_inode,
 				     .error = element_error };
-	struct elements e = { .f = f };
+	struct elements e = { .f = f, .ix = ix };
 	int err = tux3_walk(f->vol, &ops, &e);
 	tux3_clear_error(f->vol);
 	if (err == -ENOMEM)
@@ -394,17 +400,21 @@ static int drop_snapshot(struct fsck *f, const char *name, bool *all)
 	return 0;
 }
 
-/* Pass 5 checks the live version; the snapshots are checked here, each
- * seen through the library as a reader of that version sees it. */
-static int check_namespaces(struct fsck *f, bool *all)
+/* Pass 5 checks the live version; the snapshots are checked here: by
+ * what differs from their parents (fsck_vnamespace.c), and those that
+ * may have a problem in full, each seen through the library as a reader
+ * of that version sees it. */
+static int check_namespaces(struct fsck *f, bool *all, struct vns_index *ix)
 {
 	struct tux3_volume *vol = f->vol;
 	struct vtree *vt = vol->vt;
-	unsigned checked = 0;
-	int err = 0;
+	unsigned checked = 0, by_delta = 0;
+	uint8_t *suspect = malloc(VERSION_LABELS);
+	int err = suspect ? vns_suspects(vol, ix, suspect, &by_delta) :
+			    -ENOMEM;
 	for (unsigned l = 1; l < vt->top && !err && !f->stop; l++) {
 		if (!vtree_used(vt, l) || vtree_ghost(vt, l) ||
-		    (vt->v[l].flags & VERSION_DYING))
+		    (vt->v[l].flags & VERSION_DYING) || !suspect[l])
 			continue;
 		/* a repair may move the name to an implicit child: copy */
 		char name[VERSION_NAME_MAX + 1];
@@ -418,12 +428,14 @@ static int check_namespaces(struct fsck *f, bool *all)
 		if (*all)
 			break;	/* the table is the live version alone */
 	}
+	free(suspect);
 	tux3_version_select(vol, NULL);
 	tux3_clear_error(vol);
 	if (err == -ENOMEM)
 		return err;
-	fsck_info(f, "versions: %u snapshot namespace%s checked", checked,
-		  checked == 1 ? "" : "s");
+	fsck_info(f, "versions: %u snapshot namespace%s checked in full, %u "
+		  "by what differs", checked, checked == 1 ? "" : "s",
+		  by_delta);
 	return 0;
 }
 
@@ -592,6 +604,8 @@ static int finish_delete(struct fsck *f)
 	return 0;
 }
 
+#define PASS9_CACHE_BYTES	(64u << 20)
+
 int fsck_pass9(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
@@ -677,13 +691,22 @@ int fsck_pass9(struct fsck *f)
 		fsck_info(f, "versions: %u labels, %u ghosts",
 			  vol->vt->used, vol->vt->ghosts);
 		/* the element rules need a sound tree */
-		int err = tree_bad ? 0 : check_elements(f);
+		struct vns_index *ix = vns_index_new();
+		if (!ix)
+			return -ENOMEM;
+		/* every inode's blob is probed by number: keep the itree's
+		 * nodes and leaves at hand (a cache is only a cache: no
+		 * failure matters) */
+		tux3_set_cache(vol, PASS9_CACHE_BYTES);
+		int err = tree_bad ? 0 : check_elements(f, ix);
 		bool all = false;
 		if (!err && !tree_bad)
-			err = check_namespaces(f, &all);
+			err = check_namespaces(f, &all, ix);
+		vns_index_free(ix);
+		tux3_set_cache(vol, 0);
 		/* the snapshots dropped: their elements go */
 		if (!err && all)
-			err = check_elements(f);
+			err = check_elements(f, NULL);
 		return err;
 	}
 	return 0;

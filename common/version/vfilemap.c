@@ -347,6 +347,27 @@ int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
 	return each_leaf(vol, inode, exclusive_leaf, &e);
 }
 
+struct labels_ctx {
+	void (*fn)(void *ctx, unsigned label);
+	void *ctx;
+};
+
+static void labels_leaf(void *ctx, const struct vextents *x)
+{
+	struct labels_ctx *c = ctx;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->r[i].label != VERSION_ORIGIN &&
+		    (!i || x->r[i].label != x->r[i - 1].label))
+			c->fn(c->ctx, x->r[i].label);
+}
+
+int vfilemap_labels(struct tux3_volume *vol, const struct inode *inode,
+		    void (*fn)(void *ctx, unsigned label), void *ctx)
+{
+	struct labels_ctx c = { fn, ctx };
+	return each_leaf(vol, inode, labels_leaf, &c);
+}
+
 /* The file's extents as the volume's selected version sees them (an
  * internal inode: as the origin does). */
 int vfilemap_walk_selected(struct tux3_volume *vol, const struct inode *inode,

@@ -100,6 +100,12 @@ int vfilemap_check(struct tux3_volume *vol, const struct inode *inode,
 int vfilemap_exclusive(struct tux3_volume *vol, const struct inode *inode,
 		       struct vtree *vt, uint64_t *exclusive);
 
+/* fn(ctx, label) for the label of every record with a label other than
+ * the origin's, leaf by leaf (a label may come more than once): which
+ * versions read this file's data differently from their parents. */
+int vfilemap_labels(struct tux3_volume *vol, const struct inode *inode,
+		    void (*fn)(void *ctx, unsigned label), void *ctx);
+
 /* Between vfilemap.c (reading) and vfilemap_write.c (changes). */
 /* What a file's data is: none, a direct extent, or a tree whose leftmost
  * leaf's magic says 2014 dleaves or vleaves. */
