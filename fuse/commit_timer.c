@@ -24,6 +24,14 @@ void t3f_mark_dirty(struct t3f *fs)
 		fs->dirty = true;
 		fs->dirty_since = mono_ns();
 	}
+	fs->may_free = true;
+}
+
+void t3f_mark_failed(struct t3f *fs)
+{
+	bool may_free = fs->may_free;
+	t3f_mark_dirty(fs);
+	fs->may_free = may_free;
 }
 
 const char *t3f_error_text(struct t3f *fs, int err, char *buf, size_t len)
@@ -56,6 +64,7 @@ int t3f_commit(struct t3f *fs)
 		tux3_clear_error(fs->vol);
 	} else {
 		fs->dirty = false;
+		fs->may_free = false;
 	}
 	return err;
 }

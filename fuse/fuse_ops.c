@@ -224,14 +224,44 @@ static bool may_change(fuse_req_t req, const struct t3f *fs, const char *name)
 	return !name || name_ok(req, name);
 }
 
+/* Locked: an ENOSPC may be the open delta's doing, since the blocks it
+ * freed become free only when it is committed.  So, as ext4 commits its
+ * journal and retries an allocation, a change that failed with ENOSPC
+ * commits once and is tried again (true: retry), when a change since the
+ * last commit may have freed blocks (else failing calls would commit in
+ * a loop, each commit's log taking from the reserve). */
+static bool enospc_retry(struct t3f *fs, int err, bool *tried)
+{
+	if (err != -ENOSPC || *tried || !fs->may_free || fs->readonly)
+		return false;
+	*tried = true;
+	tux3_clear_error(fs->vol);
+	return t3f_commit(fs) == 0;
+}
+
 /* ---- init and destroy ---- */
 
 static void t3_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct t3f *fs = userdata;
-	/* the kernel sends setattr(size) for O_TRUNC; no export by handle */
+	/* the kernel sends setattr(size) for O_TRUNC; no export by handle;
+	 * suid/sgid: KILLPRIV_V2 (kernel_io.c) or else the kernel's own
+	 * clearing, never v1's guess at the caller's CAP_FSETID */
 	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC |
-				  FUSE_CAP_EXPORT_SUPPORT);
+				  FUSE_CAP_EXPORT_SUPPORT |
+				  FUSE_CAP_HANDLE_KILLPRIV);
+	/* an O_DIRECT write that only partly fits (ENOSPC) returns what it
+	 * wrote: the kernel's asynchronous direct I/O turns a short write
+	 * into EIO, its synchronous one returns the count */
+	conn->want &= ~(unsigned)FUSE_CAP_ASYNC_DIO;
+	/* every change comes through the kernel, so its caches stay true:
+	 * written data stays in its page cache until writeback (it then
+	 * owns the size and mtime of a file it caches, and fsync flushes
+	 * before it asks us to commit), and symlink targets are kept */
+	if (fs->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	int err = t3f_timer_start(fs);
 	if (err)
 		t3f_log(fs, "cannot start the commit timer: %s",
@@ -345,17 +375,77 @@ static void t3_forget_multi(fuse_req_t req, size_t count,
 
 /* ---- attributes ---- */
 
+/* Locked: what a write or truncate by a caller without CAP_FSETID, or a
+ * chown, does to the mode (the kernel says when, KILLPRIV_V2): set-user-ID
+ * goes, and set-group-ID when group execute is set (without it, the bit
+ * means mandatory locking, which stays).  Returns 1 when the mode
+ * changed, 0 when there was nothing to clear, or a negative errno. */
+static int kill_suidgid(struct t3f *fs, tux3_ino_t ino)
+{
+	struct tux3_stat s;
+	int err = tux3_stat(fs->vol, ino, &s);
+	if (err)
+		return err;
+	uint32_t mode = s.mode & ~(uint32_t)S_ISUID;
+	if (mode & S_IXGRP)
+		mode &= ~(uint32_t)S_ISGID;
+	if (mode == s.mode || S_ISDIR(s.mode))
+		return 0;
+	struct tux3_setattr sa = {
+		.valid = TUX3_SET_MODE | TUX3_SET_CTIME,
+		.mode = mode & 07777,
+		.ctime_ns = now_ns(),
+	};
+	err = tux3_setattr(fs->vol, ino, &sa);
+	return err ? err : 1;
+}
+
+/* Locked: a write of [lo, hi) or a truncate to lo.. (hi UINT64_MAX)
+ * reached the library: a recorded writeback error it covers is handled. */
+static void wb_covered(struct t3f *fs, tux3_ino_t ino, uint64_t lo,
+		       uint64_t hi)
+{
+	struct ientry *e = itab_find(&fs->itab, ino);
+	if (e && e->wb_err && lo <= e->wb_lo && hi >= e->wb_hi)
+		e->wb_err = 0;
+}
+
+/* Locked: a write of [lo, hi) the kernel's cache had accepted failed:
+ * every later fsync says so (t3_fsync) until it is handled. */
+static void wb_failed(struct t3f *fs, tux3_ino_t ino, int err, uint64_t lo,
+		      uint64_t hi)
+{
+	struct ientry *e = itab_find(&fs->itab, ino);
+	if (!e)
+		return;
+	if (!e->wb_err) {
+		e->wb_lo = lo;
+		e->wb_hi = hi;
+	} else {
+		e->wb_lo = lo < e->wb_lo ? lo : e->wb_lo;
+		e->wb_hi = hi > e->wb_hi ? hi : e->wb_hi;
+	}
+	e->wb_err = err;
+	e->wb_tell_writer = true;
+}
+
 static void t3_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct t3f *fs = FS(req);
 	struct tux3_stat s;
 	struct stat st;
-	(void)fi;
 	lock(fs);
 	int err = tux3_stat(fs->vol, tino(ino), &s);
 	if (err)
 		err = lib_err(fs, err, "getattr");
+	/* with a file handle: the question a cached write(2) asks first
+	 * (or fstat) after a write back of the file failed */
+	struct ientry *e = fi ? itab_find(&fs->itab, tino(ino)) : NULL;
+	if (!err && e && e->wb_err && e->wb_tell_writer) {
+		e->wb_tell_writer = false;
+		err = e->wb_err;
+	}
 	unlock(fs);
 	if (err) {
 		fuse_reply_err(req, err);
@@ -410,11 +500,23 @@ static void t3_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	/* FUSE_SET_ATTR_ATIME(_NOW): the format stores no atime; the call
 	 * still changes ctime, as utimensat does */
+	bool kill = t3f_request_kills_suidgid() &&
+		    !(to_set & FUSE_SET_ATTR_MODE);
 
+	bool tried = false;
+	int err;
 	lock(fs);
-	int err = tux3_setattr(fs->vol, tino(ino), &sa);
+	do
+		err = tux3_setattr(fs->vol, tino(ino), &sa);
+	while (enospc_retry(fs, err, &tried));
+	if (!err && kill) {
+		int k = kill_suidgid(fs, tino(ino));
+		err = k < 0 ? k : 0;
+	}
 	if (!err) {
 		t3f_mark_dirty(fs);
+		if (sa.valid & TUX3_SET_SIZE)
+			wb_covered(fs, tino(ino), sa.size, UINT64_MAX);
 		err = tux3_stat(fs->vol, tino(ino), &s);
 	}
 	if (err)
@@ -482,20 +584,23 @@ static int make_locked(struct t3f *fs, fuse_req_t req, enum make_kind kind,
 	int err = new_owner(fs, req, dir, &mode, &uid, &gid);
 	if (err)
 		return err;
-	switch (kind) {
-	case MAKE_DIR:
-		err = tux3_mkdir(fs->vol, dir, name, len, mode, uid, gid,
-				 &ino);
-		break;
-	case MAKE_SYMLINK:
-		err = tux3_symlink(fs->vol, dir, name, len, target, uid, gid,
-				   &ino);
-		break;
-	default:
-		err = tux3_mknod(fs->vol, dir, name, len, mode, uid, gid,
-				 major(rdev), minor(rdev), &ino);
-		break;
-	}
+	bool tried = false;
+	do {
+		switch (kind) {
+		case MAKE_DIR:
+			err = tux3_mkdir(fs->vol, dir, name, len, mode, uid,
+					 gid, &ino);
+			break;
+		case MAKE_SYMLINK:
+			err = tux3_symlink(fs->vol, dir, name, len, target,
+					   uid, gid, &ino);
+			break;
+		default:
+			err = tux3_mknod(fs->vol, dir, name, len, mode, uid,
+					 gid, major(rdev), minor(rdev), &ino);
+			break;
+		}
+	} while (enospc_retry(fs, err, &tried));
 	if (err)
 		return err;
 	t3f_mark_dirty(fs);
@@ -573,8 +678,12 @@ static void t3_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	if (!may_change(req, fs, newname))
 		return;
 	lock(fs);
-	int err = tux3_link(fs->vol, tino(ino), tino(newparent), newname,
-			    strlen(newname));
+	bool tried = false;
+	int err;
+	do
+		err = tux3_link(fs->vol, tino(ino), tino(newparent), newname,
+				strlen(newname));
+	while (enospc_retry(fs, err, &tried));
 	if (!err) {
 		t3f_mark_dirty(fs);
 		err = make_entry(fs, tino(ino), tino(newparent), &e);
@@ -618,6 +727,54 @@ static void t3_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	remove_name(req, parent, name, true);
 }
 
+/* Locked: rename with RENAME_WHITEOUT (overlayfs on a lower filesystem):
+ * od/name moves to nd/newname and a whiteout (a character device 0:0
+ * owned by the caller) takes its place, all or nothing.  The whiteout is
+ * made first under a temporary name and exchanged with the source, so
+ * that running out of space changes nothing; a failing move then puts
+ * the source back. */
+static int rename_whiteout(struct t3f *fs, fuse_req_t req, tux3_ino_t od,
+			   const char *name, tux3_ino_t nd, const char *newname,
+			   unsigned tflags)
+{
+	size_t len = strlen(name);
+	uint32_t mode = S_IFCHR, uid, gid;
+	char tmp[48];
+	tux3_ino_t wh;
+	int err = new_owner(fs, req, od, &mode, &uid, &gid);
+	for (unsigned i = 0; !err; i++) {
+		snprintf(tmp, sizeof(tmp), ".tux3fuse-whiteout.%u", i);
+		err = tux3_mknod(fs->vol, od, tmp, strlen(tmp), S_IFCHR, uid,
+				 gid, 0, 0, &wh);
+		if (err != -EEXIST || i == 99)
+			break;
+		tux3_clear_error(fs->vol);
+		err = 0;
+	}
+	if (err)
+		return err;
+	size_t tlen = strlen(tmp);
+	err = tux3_rename(fs->vol, od, tmp, tlen, od, name, len,
+			  TUX3_RENAME_EXCHANGE);
+	if (!err) {
+		hold_target(fs, nd, newname);
+		err = tux3_rename(fs->vol, od, tmp, tlen, nd, newname,
+				  strlen(newname), tflags);
+		if (err && tux3_rename(fs->vol, od, tmp, tlen, od, name, len,
+				       TUX3_RENAME_EXCHANGE))
+			t3f_log(fs, "rename: whiteout %s left in directory "
+				"%llu", tmp, (unsigned long long)od);
+	}
+	if (err) {
+		int e2 = tux3_unlink(fs->vol, od, tmp, tlen);
+		if (e2)
+			t3f_log(fs, "rename: cannot remove %s in directory "
+				"%llu: %s", tmp, (unsigned long long)od,
+				strerror(-e2));
+	}
+	return err;
+}
+
 static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
@@ -628,8 +785,10 @@ static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (!may_change(req, fs, NULL))
 		return;
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
-	    ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))) {
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE |
+				RENAME_WHITEOUT) ||
+	    ((flags & RENAME_EXCHANGE) &&
+	     (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -646,10 +805,19 @@ static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (tux3_lookup(fs->vol, nd, newname, strlen(newname), &dst))
 		dst = 0;
 	tux3_clear_error(fs->vol);
-	if (!(flags & RENAME_EXCHANGE))
-		hold_target(fs, nd, newname);
-	int err = tux3_rename(fs->vol, od, name, strlen(name), nd, newname,
-			      strlen(newname), tflags);
+	bool tried = false;
+	int err;
+	do {
+		if (flags & RENAME_WHITEOUT) {
+			err = rename_whiteout(fs, req, od, name, nd, newname,
+					      tflags);
+		} else {
+			if (!(flags & RENAME_EXCHANGE))
+				hold_target(fs, nd, newname);
+			err = tux3_rename(fs->vol, od, name, strlen(name), nd,
+					  newname, strlen(newname), tflags);
+		}
+	} while (enospc_retry(fs, err, &tried));
 	if (!err) {
 		t3f_mark_dirty(fs);
 		/* where the moved directories now live, for ".." */
@@ -708,14 +876,38 @@ static void t3_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct t3f *fs = FS(req);
-	(void)fi;
+	tux3_ino_t t = tino(ino);
+	uint64_t at = (uint64_t)off;
+	int killed = 0;
 	if (!may_change(req, fs, NULL))
 		return;
+	bool kill = t3f_request_kills_suidgid();
 	lock(fs);
-	ssize_t n = tux3_write(fs->vol, tino(ino), buf, size, (uint64_t)off);
-	t3f_mark_dirty(fs);	/* even a failed write may have changed some */
+	bool tried = false;
+	ssize_t n;
+	do
+		n = tux3_write(fs->vol, t, buf, size, at);
+	while (enospc_retry(fs, n < 0 ? (int)n : 0, &tried));
+	if (n < 0)	/* even a failed write may have changed some */
+		t3f_mark_failed(fs);
+	else
+		t3f_mark_dirty(fs);
 	int err = n < 0 ? lib_err(fs, (int)n, "write") : 0;
+	bool failed_back = err && fi->writepage;
+	if (failed_back)
+		wb_failed(fs, t, err, at, at + size);
+	if (!err) {
+		wb_covered(fs, t, at, at + (uint64_t)n);
+		if (kill && n > 0)
+			killed = kill_suidgid(fs, t);
+		if (killed < 0)
+			lib_err(fs, killed, "write: clearing set-user-ID");
+	}
 	unlock(fs);
+	/* the kernel's copy of the mode is stale: attributes only (no page
+	 * is touched, so the writer's locked pages cannot deadlock this) */
+	if (killed > 0 || failed_back)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -758,8 +950,12 @@ static void t3_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 	if (mode & FALLOC_FL_PUNCH_HOLE)
 		flags |= TUX3_FALLOC_PUNCH_HOLE;
 	lock(fs);
-	int err = tux3_fallocate(fs->vol, tino(ino), (uint64_t)offset,
-				 (uint64_t)length, flags);
+	bool tried = false;
+	int err;
+	do
+		err = tux3_fallocate(fs->vol, tino(ino), (uint64_t)offset,
+				     (uint64_t)length, flags);
+	while (enospc_retry(fs, err, &tried));
 	if (!err)
 		t3f_mark_dirty(fs);
 	else
@@ -768,16 +964,19 @@ static void t3_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 	fuse_reply_err(req, err);
 }
 
-/* fsync and fsyncdir: commit the open delta (everything, not only ino) */
+/* fsync and fsyncdir: commit the open delta (everything, not only ino);
+ * then a write of ino's cached data that failed is told again */
 static void t3_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
 	struct t3f *fs = FS(req);
-	(void)ino;
 	(void)datasync;
 	(void)fi;
 	lock(fs);
 	int err = t3f_commit(fs);
+	struct ientry *e = itab_find(&fs->itab, tino(ino));
+	if (!err && e && e->wb_err)
+		err = -e->wb_err;	/* until handled, not only once */
 	unlock(fs);
 	fuse_reply_err(req, -err);
 }
@@ -1097,7 +1296,12 @@ static void t3_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		return;
 	}
 	lock(fs);
-	int err = tux3_setxattr(fs->vol, tino(ino), name, value, size, tflags);
+	bool tried = false;
+	int err;
+	do
+		err = tux3_setxattr(fs->vol, tino(ino), name, value, size,
+				    tflags);
+	while (enospc_retry(fs, err, &tried));
 	if (!err)
 		t3f_mark_dirty(fs);
 	else

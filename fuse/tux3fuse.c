@@ -3,7 +3,7 @@
  *
  * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
  * options (ro, snapshot=TAG, commit=SECS, spin=USECS, cache=MIB,
- * cpu_latency=USECS) are
+ * cpu_latency=USECS, timeout=SECS, nowriteback) are
  * taken out of the command line with fuse_opt_parse; the rest (-f, -d,
  * -s, -o allow_other, ...) go to libfuse.  The volume is opened before
  * the mount, so that a bad device is reported on the terminal, then the
@@ -26,6 +26,8 @@ struct options {
 	unsigned spin;			/* us */
 	unsigned cache;			/* MiB */
 	unsigned cpu_latency;		/* us; UINT_MAX: not asked for */
+	unsigned timeout;		/* s, entry and attribute cache */
+	int nowriteback;
 	int ro, allow_other, default_permissions;
 	int help, version;
 	char *device;
@@ -35,11 +37,13 @@ struct options {
 enum {
 	KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_HELP,
 	KEY_VERSION, KEY_COMMIT, KEY_SPIN, KEY_CACHE, KEY_CPU_LATENCY,
+	KEY_TIMEOUT,
 };
 
 /* The numeric options are parsed here (libfuse's %u takes "-1", "5x" and
  * wraps what overflows): their largest values */
 #define CPU_LATENCY_MAX 2000000000u
+#define TIMEOUT_MAX (365u * 86400)
 
 static const struct fuse_opt t3_opts[] = {
 	{ "snapshot=%s", offsetof(struct options, snapshot), 0 },
@@ -47,6 +51,8 @@ static const struct fuse_opt t3_opts[] = {
 	FUSE_OPT_KEY("spin=", KEY_SPIN),
 	FUSE_OPT_KEY("cache=", KEY_CACHE),
 	FUSE_OPT_KEY("cpu_latency=", KEY_CPU_LATENCY),
+	FUSE_OPT_KEY("timeout=", KEY_TIMEOUT),
+	{ "nowriteback", offsetof(struct options, nowriteback), 1 },
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
@@ -98,6 +104,8 @@ static int opt_proc(void *data, const char *arg, int key,
 		return number_opt(arg, UINT_MAX, "microseconds", &o->spin);
 	case KEY_CACHE:
 		return number_opt(arg, UINT_MAX, "MiB", &o->cache);
+	case KEY_TIMEOUT:
+		return number_opt(arg, TIMEOUT_MAX, "seconds", &o->timeout);
 	case KEY_CPU_LATENCY:
 		return number_opt(arg, CPU_LATENCY_MAX, "microseconds",
 				  &o->cpu_latency);
@@ -157,6 +165,13 @@ static void usage(FILE *f)
 		"within USECS\n"
 		"                           (0: poll, not halt; costs power; "
 		"default off)\n"
+		"    -o timeout=SECS        the kernel keeps names and "
+		"attributes SECS\n"
+		"                           (default 86400: every change "
+		"comes through it)\n"
+		"    -o nowriteback         no writeback cache: each write(2) "
+		"reaches the\n"
+		"                           daemon before it returns\n"
 		"    -o allow_other         other users may use the mount "
 		"(implies\n"
 		"                           default_permissions)\n"
@@ -227,7 +242,7 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options o = { .commit = 5, .spin = 1000, .cache = 32,
-			     .cpu_latency = UINT_MAX };
+			     .cpu_latency = UINT_MAX, .timeout = 86400 };
 	struct cpu_latency latency = { .fd = -1 };
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct fuse_session *se = NULL;
@@ -291,6 +306,9 @@ int main(int argc, char *argv[])
 	fs.readonly = o.ro;
 	fs.commit_secs = o.commit;
 	fs.foreground = cmd.foreground;
+	fs.timeout = o.timeout;
+	fs.writeback = !o.nowriteback && !o.ro;
+	fs.want_killpriv = !o.ro;
 	if (pthread_mutex_init(&fs.lock, NULL) || itab_init(&fs.itab)) {
 		fprintf(stderr, "tux3fuse: out of memory\n");
 		goto out_cmd;
@@ -319,6 +337,10 @@ int main(int argc, char *argv[])
 		goto out_session;
 	if (fuse_session_mount(se, cmd.mountpoint))
 		goto out_signals;
+	int r = t3f_kernel_io(&fs);
+	if (r)	/* a round trip per write more, and nothing worse */
+		fprintf(stderr, "tux3fuse: cannot hook the FUSE device: %s\n",
+			strerror(-r));
 	if (!cmd.foreground)
 		openlog("tux3fuse", LOG_PID, LOG_DAEMON);
 	fuse_daemonize(cmd.foreground);

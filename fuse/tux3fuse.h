@@ -7,6 +7,8 @@
  *   commit_timer.c  the periodic commit of a dirty delta
  *   serve.c         the request loop: threads, and polling the device
  *   acl.c           POSIX ACLs that are only a mode
+ *   kernel_io.c     the device's reads and writes: protocol flags that
+ *                   libfuse 3.14 does not carry (KILLPRIV_V2)
  *
  * Locking: libtux3 is not thread-safe (one volume handle carries all its
  * state), so every library call, and every access to the inode table and
@@ -39,6 +41,14 @@ struct ientry {
 	tux3_ino_t ino, parent;
 	uint64_t nlookup;
 	bool held;
+	/* a write the kernel's page cache had accepted (FUSE_WRITE_CACHE)
+	 * failed: every fsync of the inode reports wb_err until the bytes
+	 * [wb_lo, wb_hi) are written again or truncated away */
+	int wb_err;
+	uint64_t wb_lo, wb_hi;
+	/* ... and the next write(2) is to fail with it: the kernel asks
+	 * for the attributes before a cached write once they are stale */
+	bool wb_tell_writer;
 	struct ientry *next;
 };
 
@@ -71,6 +81,8 @@ struct t3f {
 	const char *device;
 	const char *snapshot;
 	double timeout;			/* entry and attribute cache, s */
+	bool writeback;			/* the kernel's writeback cache */
+	bool want_killpriv;		/* ask for KILLPRIV_V2 */
 	bool foreground;
 	bool closed;			/* t3f_shutdown ran */
 	int close_err;			/* ... and what it returned */
@@ -78,11 +90,19 @@ struct t3f {
 	/* commit_timer.c */
 	unsigned commit_secs;		/* 0: no periodic commit */
 	bool dirty;			/* changes since the last commit */
+	bool may_free;			/* ... of which one succeeded (and
+					 * may have freed blocks: the
+					 * copy on write of any change) */
 	bool commit_failed;		/* and so the volume is stopped */
 	int64_t dirty_since;		/* CLOCK_MONOTONIC ns */
 	pthread_t timer;
 	pthread_cond_t timer_cond;
 	bool timer_running, timer_stop;
+
+	/* kernel_io.c */
+	uint64_t init_unique;		/* the INIT request, until replied */
+	bool kernel_killpriv_v2;	/* the kernel offers it */
+	bool killpriv_v2;		/* and the mount has it */
 };
 
 /* fuse_ops.c */
@@ -112,6 +132,13 @@ void cpu_latency_hold(struct cpu_latency *l);
 void cpu_latency_release(struct cpu_latency *l);
 void cpu_latency_close(struct cpu_latency *l);
 
+/* kernel_io.c: the session's device I/O through our hooks (after
+ * fuse_session_mount).  0 or a negative errno. */
+int t3f_kernel_io(struct t3f *fs);
+/* Whether the request being processed on this thread asks to clear
+ * set-user-ID and set-group-ID (KILLPRIV_V2's kill flags). */
+bool t3f_request_kills_suidgid(void);
+
 /* serve.c */
 struct serve_opts {
 	unsigned max_threads;		/* 1: single-threaded */
@@ -124,6 +151,8 @@ int t3f_serve(struct fuse_session *se, const struct serve_opts *o);
 
 /* commit_timer.c (called with fs->lock held, except start/stop) */
 void t3f_mark_dirty(struct t3f *fs);
+/* A change that failed but may have left something to commit. */
+void t3f_mark_failed(struct t3f *fs);
 /* What went wrong: the library's error record, else strerror(-err). */
 const char *t3f_error_text(struct t3f *fs, int err, char *buf, size_t len);
 int t3f_commit(struct t3f *fs);

@@ -9,10 +9,11 @@
 # short run of the fsck damage campaign (BENCH_FUZZ_FSCK_N mutations,
 # default 100, seed 1; make fuzz-fsck runs it in full) and its summary,
 # the repair rate among it.  Then the
-# versioned layers' costs, fsck.tux3 -fn against the number of snapshots, and cp -a /usr/share/doc through tux3fuse
-# against ext4 on a loop device and tmpfs (as root).  Last, one big
-# directory (dir_bench), and bench-scale's 100,000-file row.  Not part of
-# the test count.
+# versioned layers' costs, fsck.tux3 -fn against the number of snapshots,
+# and tux3fuse's workloads (scripts/bench_fuse.sh) against ext4 on a loop
+# device, fuse2fs and tmpfs (as root).  Last, one big directory
+# (dir_bench), and bench-scale's 100,000-file row.  Not part of the test
+# count.
 set -u
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -322,93 +323,18 @@ vfsck_bench() {
 }
 vfsck_bench
 
-# ---- tux3fuse (issue 9): cp -a /usr/share/doc into a mount ----
-# The same copy into a fresh tux3fuse mount (default options, then with
-# -o cpu_latency=0), into ext4 on a loop device (mkfs.ext4 on an image
-# file beside ours) and into tmpfs; each timed from the start of cp -a to
-# the end of sync and umount (for tux3fuse, until the daemon has
-# committed and let go of the volume), best of 3.  Needs root (loop and
-# tmpfs mounts).  The runs of the four targets are interleaved, so that
-# a change in the machine's load falls on all of them.
+# ---- tux3fuse (issues 9, 25): the workloads users run ----
+# scripts/bench_fuse.sh: cp -a, tar x, find, du, rm -rf, fio, the round
+# trip, against ext4 on a loop device, fuse2fs and tmpfs (medians, ratios
+# to ext4).  Then what the copy costs in FUSE requests.
 fuse_bench() {
+	sh "$top/scripts/bench_fuse.sh" "$build"
+	[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || return 0
 	src=/usr/share/doc
 	fuse="$top/$build/tux3fuse"
-	echo
-	echo "== tux3fuse: cp -a $src in, then sync and umount (best of 3)"
-	if [ "$(id -u)" != 0 ]; then
-		echo "tux3fuse: skipped (needs root: loop and tmpfs mounts)"
-		return 0
-	fi
-	if [ ! -c /dev/fuse ] || [ ! -x "$fuse" ]; then
-		echo "tux3fuse: skipped (no /dev/fuse or no $fuse)"
-		return 0
-	fi
-	kib=$(du -sk "$src" | cut -f1)
-	files=$(find "$src" | wc -l)
-	fsize=$((kib * 2 / 1024 + 256))m
-	echo "   $src: $files paths, $((kib / 1024)) MiB; volumes of $fsize"
+	fsize=$(($(du -sk "$src" | cut -f1) * 2 / 1024 + 256))m
 	fmnt=$work/fmnt
 	mkdir -p "$fmnt"
-	best_tux3fuse= best_latency= best_ext4= best_tmpfs=
-	failed=
-	for run in 1 2 3; do
-		for fs in tux3fuse latency ext4 tmpfs; do
-			case " $failed " in *" $fs "*) continue ;; esac
-			img=$work/f.img
-			rm -f "$img"
-			case $fs in
-			tux3fuse)
-				"$mkfs_tux3" -q "$img" "$fsize" &&
-				"$fuse" "$img" "$fmnt" ;;
-			latency)
-				"$mkfs_tux3" -q "$img" "$fsize" &&
-				"$fuse" -o cpu_latency=0 "$img" "$fmnt" ;;
-			ext4)
-				truncate -s "$fsize" "$img" &&
-				mkfs.ext4 -q -F "$img" >/dev/null 2>&1 &&
-				mount -o loop "$img" "$fmnt" ;;
-			tmpfs)
-				mount -t tmpfs -o size="$fsize" tmpfs "$fmnt" ;;
-			esac || { echo "$fs: cannot mount"
-				  failed="$failed $fs"; continue; }
-			sync
-			t0=$(date +%s%N)
-			cp -a "$src" "$fmnt/" && sync && umount "$fmnt" ||
-				{ echo "$fs: copy failed"; umount "$fmnt" 2>/dev/null
-				  failed="$failed $fs"; continue; }
-			case $fs in tux3fuse|latency) flock -x "$img" true ;; esac
-			t1=$(date +%s%N)
-			ns=$((t1 - t0))
-			eval "best=\$best_$fs"
-			{ [ -z "$best" ] || [ $ns -lt "$best" ]; } &&
-				eval "best_$fs=$ns"
-			if [ $fs = tux3fuse ] && [ $run = 1 ] &&
-			   ! "$fsck_tux3" -fn "$img" >/dev/null 2>&1; then
-				echo "tux3fuse: fsck.tux3 -fn found problems after the copy"
-			fi
-			rm -f "$img"
-		done
-	done
-	for fs in $failed; do eval "best_$fs="; done
-	printf '%-28s %9s %10s\n' target seconds "this/ext4"
-	for fs in tux3fuse latency ext4 tmpfs; do
-		eval "b=\$best_$fs"
-		label=$fs
-		[ $fs = latency ] && label="tux3fuse -o cpu_latency=0"
-		if [ -z "$b" ]; then
-			printf '%-28s %s\n' "$label" "failed"
-			continue
-		fi
-		ratio=-
-		[ -n "$best_ext4" ] && ratio=$(awk "BEGIN{printf \"%.2f\", \
-			$b / $best_ext4}")
-		printf '%-28s %9s %10s\n' "$label" \
-			"$(awk "BEGIN{printf \"%.3f\", $b / 1e9}")" "$ratio"
-	done
-	echo "(goal: tux3fuse within 2x of ext4 on a loop device; the reference"
-	echo " libfuse 2 tux3fuse took about 5-10x.  haltpoll.guest_halt_poll_ns:"
-	echo " $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns \
-		2>/dev/null || echo 'no haltpoll'); see cpu_latency in tux3fuse(8))"
 	fuse_round_trips
 }
 

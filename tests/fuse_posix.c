@@ -178,6 +178,37 @@ static char *repeat(int c, size_t n)
 }
 
 /* ---- rename and renameat2 ---- */
+
+/* RENAME_WHITEOUT (overlayfs): the source moves, a character device 0:0
+ * takes its name; over an existing target too.  Needs CAP_MKNOD. */
+static void test_whiteout(void)
+{
+	struct stat st;
+	if (geteuid() != 0) {
+		printf("SKIP renameat2/whiteout not root\n");
+		return;
+	}
+	put("w", "w", 0644);
+	put("wt", "old", 0644);
+	expect_ok("renameat2/whiteout", renameat2_("w", "w2",
+						   RENAME_WHITEOUT));
+	result(lstat("w", &st) == 0 && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == 0 && !strcmp(get("w2"), "w"),
+	       "renameat2/whiteout-result", "mode %o",
+	       (unsigned)mode_of("w"));
+	expect_ok("renameat2/whiteout-over-file",
+		  renameat2_("w2", "wt", RENAME_WHITEOUT));
+	result(S_ISCHR(mode_of("w2")) && !strcmp(get("wt"), "w"),
+	       "renameat2/whiteout-over-file-result", NULL);
+	expect_err("renameat2/whiteout-exchange",
+		   renameat2_("wt", "w", RENAME_WHITEOUT | RENAME_EXCHANGE),
+		   EINVAL, 0);
+	expect_err("renameat2/whiteout-missing",
+		   renameat2_("nosuch", "wx", RENAME_WHITEOUT), ENOENT, 0);
+	result(!exists(".tux3fuse-whiteout.0"), "renameat2/whiteout-no-temp",
+	       "the temporary name is left");
+}
+
 static void test_rename(void)
 {
 	must(mkdir("r", 0755), "r");
@@ -265,6 +296,7 @@ static void test_rename(void)
 			   EINVAL, 0);
 		expect_err("renameat2/unknown-flag",
 			   renameat2_("p2", "z", 1u << 30), EINVAL, 0);
+		test_whiteout();
 	}
 	must(chdir(".."), "..");
 }

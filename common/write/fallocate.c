@@ -73,9 +73,9 @@ static int punch_range(struct tux3_volume *vol, struct inode *inode,
 					  &run)) || !physical)
 			continue;
 		/* privileged, as truncate's tail: freeing must not fail
-		 * for want of space */
+		 * for want of space (at most two blocks of the reserve) */
 		err = inode_write_data(vol, inode, zero, (size_t)(z - a), a,
-				       false);
+				       true);
 		if (i == 0 && z == end)
 			break;	/* one block held both edges */
 	}

@@ -35,6 +35,11 @@
 #                                returned: the dead mount unmounted, fsck
 #                                clean (replay), the remount has every
 #                                logged file with its content
+#   fuse_workloads/full/...      a 64 MiB volume filled with dd: ENOSPC
+#                                ends dd, rm's space is there at once (data
+#                                and names), partial O_DIRECT writes,
+#                                unaligned punch hole, mmap stores that
+#                                cannot be written back fail every fsync
 #   fuse_workloads/posix/...     tests/fuse_posix (our POSIX list for the
 #                                namespace operations), as root and, with
 #                                allow_other, the permission cases as
@@ -608,6 +613,80 @@ elif command -v python3 >/dev/null 2>&1; then
 	rm -f "$img"
 else
 	skip kill "no python3"
+fi
+
+# ---- a full volume (64 MiB, filled with dd), as ext4 behaves ----
+# dd to a full volume ends with ENOSPC (the writeback cache must not
+# take writes for ever); space an rm frees is there at once (a change
+# that meets ENOSPC commits and retries, as ext4 commits its journal),
+# for data and for names (mknod, link, rename); an O_DIRECT write that
+# only partly fits keeps what fitted and says ENOSPC; an unaligned punch
+# hole succeeds; stores through mmap into holes that cannot be written
+# back are reported by every later fsync, not once.
+full_fill() {
+	timeout 120 dd if=/dev/zero of="$mnt/fill" bs=1M 2> "$work/dd.err"
+	grep -q "No space left" "$work/dd.err"
+}
+mmap_holes='
+import errno, mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+size = 8 << 20
+os.ftruncate(fd, size)
+m = mmap.mmap(fd, size)
+m[:] = b"y" * size
+out = []
+try:
+    m.flush()
+    out.append("OK")
+except OSError as e:
+    out.append(errno.errorcode[e.errno])
+for i in range(2):
+    try:
+        os.fsync(fd)
+        out.append("OK")
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+print(" ".join(out))
+'
+if fresh full 64m; then
+	result full/dd-enospc full_fill
+	rm -f "$mnt/fill"
+	result full/refill-after-rm full_fill
+	result full/refill-size test "$(stat -c %s "$mnt/fill")" -gt 50000000
+	rm -f "$mnt/fill"
+	echo x > "$mnt/a" && full_fill
+	result full/names-after-rm sh -c "rm -f '$mnt/fill' &&
+		mkfifo '$mnt/p' && ln '$mnt/a' '$mnt/b' && mv '$mnt/b' '$mnt/c'"
+	# 3 MiB free: an 8 MiB O_DIRECT write keeps what fits
+	rm -f "$mnt/fill"
+	touch "$mnt/direct"
+	sync "$mnt"
+	free=$(($(stat -f -c '%a * %S' "$mnt") / 1048576))
+	dd if=/dev/zero of="$mnt/fill" bs=1M count=$((free - 3)) conv=fsync \
+		2>/dev/null
+	dd if=/dev/urandom of="$mnt/direct" bs=8M count=1 oflag=direct \
+		2> "$work/dd.err"
+	got=$(stat -c %s "$mnt/direct" 2>/dev/null || echo 0)
+	result full/odirect-partial test "$got" -gt 0 -a "$got" -lt 8388608
+	result full/odirect-enospc grep -q "No space left" "$work/dd.err"
+	# filled with O_DIRECT writes: no write back of cached data fails
+	# to stand in the way of the punch's close
+	rm -f "$mnt/fill"
+	dd if=/dev/zero of="$mnt/fill" bs=1M oflag=direct 2>/dev/null
+	result full/punch-unaligned fallocate -p -o 1000 -l 100000 \
+		"$mnt/fill"
+	rm -f "$mnt/fill"
+	touch "$mnt/holes"
+	full_fill
+	if command -v python3 >/dev/null 2>&1; then
+		got=$(python3 -c "$mmap_holes" "$mnt/holes" 2>&1)
+		if [ "$got" = "ENOSPC ENOSPC ENOSPC" ]; then
+			pass full/mmap-fsync-every-time
+		else
+			fail full/mmap-fsync-every-time "$got"
+		fi
+	fi
+	finish full
 fi
 
 # ---- our POSIX list ----
