@@ -7,10 +7,10 @@ Usage: python3 scripts/layers.py [--max-up N] [--max-loop N] BUILD_DIR [SRC_TOP]
     V W ...) and undefined ones (U, w) give an edge A -> B when A uses a
     symbol that B defines.  Symbols no library object defines (libc, the
     sanitizer runtime) are ignored.
-  * Ranks: each file gets a layer from RANKS below, keyed by basename (glob
-    patterns allowed) so one table serves the flat and the foldered tree;
-    then FOLDER_RANKS by the file's folder under common/; a root file found
-    in neither is reported "unranked" and given rank 2.
+  * Ranks: a file in a folder under common/ takes the folder's layer
+    (FOLDER_RANKS); a file at the root takes one from RANKS below, keyed by
+    basename (glob patterns allowed); a root file found in neither is
+    reported "unranked" and given rank 2.
   * Upward call arrows: distinct pairs A -> B with rank(A) < rank(B).
   * Upward include arrows: every #include "x" in SRC_TOP/common that resolves
     (includer's folder first, then common/) to a file under common/, where
@@ -38,8 +38,8 @@ RANKS = {
     1: "super.c superext.c sb2.c bnode.c ileaf.c dleaf.c iattr.c"
        " dirent.c log.c fields.c",                                   # format
     2: "btree.c inode.c filemap.c namei.c xattr.c orphan.c replay.c"
-       " replay_steps.c logscan.c bitmap.c dir.c dir_index.c atom.c raw.c"
-       " probe.c",  # core
+       " replay_steps.c replay_index.c logscan.c bitmap.c dir.c dir_index.c"
+       " dirhash.c atom.c raw.c probe.c",  # core
     3: "btree_edit.c balloc.c commit.c log_write.c logwrite.c"
        " inode_write.c filemap_write.c namei_write.c orphan_write.c"
        " atom_write.c xattr_write.c data_write.c raw_write.c"
@@ -47,10 +47,10 @@ RANKS = {
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c"
        " vfilemap_write.c vinode.c vinode_write.c vinode_data.c"
        " vtable.c vtable_inode.c",                                   # version
-    5: "volume.c walk.c snapshot.c version_ops.c",                   # top
+    5: "volume.c walk.c snapshot.c snapshot_compact.c version_ops.c",                   # top
     6: "check.c fsck*.c",                                            # check
 }
-FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "write": 3, "version": 4,
+FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "replay": 2, "write": 3, "version": 4,
                 "top": 5, "check": 6}
 PUBLIC_HEADERS = {"tux3.h", "tux3_fields.h", "tux3_fsck.h", "tux3_walk.h"}
 UMBRELLA_HEADERS = set()
@@ -75,9 +75,11 @@ def file_rank(rel):
     folder, base = os.path.split(rel)
     if base.endswith(".h"):
         return header_rank(rel)
-    rank = table_rank(base)
+    # A folder says its layer; the table names the files at the root
+    # (two files of one name in two layers, e.g. dirhash.c, stay apart).
+    rank = FOLDER_RANKS.get(folder.split("/")[0]) if folder else None
     if rank is None:
-        rank = FOLDER_RANKS.get(folder.split("/")[0]) if folder else None
+        rank = table_rank(base)
     if rank is None:
         warnings.add("unranked: " + rel)
         rank = DEFAULT_RANK
