@@ -26,7 +26,10 @@
  * processed, the labels freed and committed; resume finishes a recorded
  * plan (the open calls it). */int version_create(struct tux3_volume *vol, const char *name,
 		   const char *of, uint32_t *tag);
-int version_delete(struct tux3_volume *vol, const char *name);
+/* back_to_2014: the last snapshot's delete also compacts (17.8); fsck's
+ * drop of a snapshot it cannot repair does not, while it walks the table */
+int version_delete(struct tux3_volume *vol, const char *name,
+		   bool back_to_2014);
 int version_delete_begin(struct tux3_volume *vol, const char *name,
 			 struct vdelete_plan *plan);
 int version_delete_resume(struct tux3_volume *vol);

@@ -311,14 +311,15 @@ int version_delete_begin(struct tux3_volume *vol, const char *name,
 	return err ? err : tux3_sync(vol);
 }
 
-int version_delete(struct tux3_volume *vol, const char *name)
+int version_delete(struct tux3_volume *vol, const char *name,
+		   bool back_to_2014)
 {
 	struct vdelete_plan *plan = malloc(sizeof(*plan));
 	if (!plan)
 		return -ENOMEM;
 	int err = version_delete_begin(vol, name, plan);
 	if (!err)
-		err = version_delete_finish(vol, plan, true);
+		err = version_delete_finish(vol, plan, back_to_2014);
 	free(plan);
 	return err;
 }
@@ -363,7 +364,7 @@ int tux3_snapshot_delete(struct tux3_volume *vol, const char *name)
 	uint32_t selected = vol->vtag;
 	int err = writer(vol);
 	if (!err && !(err = tux3_sync(vol)))
-		err = version_delete(vol, name);
+		err = version_delete(vol, name, true);
 	/* a deleted selected snapshot leaves the live version selected */
 	if (!err && selected && vol->vt &&
 	    vtree_find_tag(vol->vt, selected) < 0)

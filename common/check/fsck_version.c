@@ -380,7 +380,8 @@ static int drop_snapshot(struct fsck *f, const char *name, bool *all)
 {
 	struct tux3_volume *vol = f->vol;
 	tux3_version_select(vol, NULL);
-	int err = version_delete(vol, name);
+	/* no step back to 2014 here: pass 9 still walks the table */
+	int err = version_delete(vol, name, false);
 	if (err == -ENOMEM)
 		return err;
 	if (!err) {

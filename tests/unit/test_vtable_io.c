@@ -253,8 +253,8 @@ TEST(snapshot_create_delete)
 {
 	const char *path = two_snapshots_and_a_file();
 	struct tux3_volume *vol = open_writer(path);
-	CHECK_EQ(version_delete(vol, "tuesday"), 0);
-	CHECK_EQ(version_delete(vol, "tuesday"), -ENOENT);
+	CHECK_EQ(version_delete(vol, "tuesday", true), 0);
+	CHECK_EQ(version_delete(vol, "tuesday", true), -ENOENT);
 	CHECK_EQ(reads(vol, "monday", 1), 'a');
 	CHECK_EQ(reads(vol, "monday", 2), 'a');
 	CHECK_EQ(reads(vol, NULL, 1), 'b');
@@ -268,7 +268,7 @@ TEST(snapshot_create_delete)
 	CHECK_EQ(reads(vol, "monday", 1), 'a');
 	uint64_t old = last_phys;
 	CHECK_EQ(tux3_block_is_used(vol, old), 1);
-	CHECK_EQ(version_delete(vol, "monday"), 0);
+	CHECK_EQ(version_delete(vol, "monday", true), 0);
 	CHECK_EQ(tux3_umount(vol), 0);
 	vol = open_mode(path, TUX3_OPEN_RDONLY);
 	clean(vol);
