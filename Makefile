@@ -13,6 +13,7 @@
 #   make demo       the main job on a default image
 #   make soak       long random runs of the write-path model (SOAK=N)
 #   make crash      the crash simulator's large set (tests/crash/large.sh)
+#   make crash-asan the same on the sanitizer build
 #   make fuzz-versions  the versioned-pointer fuzz test, 10 million steps
 #   make fuzz-fsck  the fsck damage campaign: FUZZ_FSCK_N (600) mutations of
 #                   volumes of every kind, seed FUZZ_FSCK_SEED (1), a summary
@@ -221,7 +222,7 @@ $(eval $(call flavour,build-asan,$(SAN_FLAGS)))
 COV_FLAGS = --coverage -fprofile-update=atomic
 $(eval $(call flavour,build-cov,$(COV_FLAGS)))
 
-.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash fuzz-versions fuzz-fsck bench bench-scale demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
+.PHONY: FORCE all deps deps-build deps-test check check-asan check-fast soak crash crash-asan fuzz-versions fuzz-fsck bench bench-scale demo install uninstall clean $(BUILD)-all build-asan-all $(BUILD)-progs build-asan-progs coverage build-cov-all
 
 all: $(BUILD)-all
 FORCE:
@@ -268,6 +269,10 @@ soak: build-asan-all
 # (CRASH_RANDOM=N, CRASH_OPS=N), through the crash simulator.
 crash: $(BUILD)-all
 	@sh tests/crash/large.sh $(BUILD)
+
+# The same on the sanitizer build (make check samples its crash set there)
+crash-asan: build-asan-all
+	@sh tests/crash/large.sh build-asan
 
 # The versioned-pointer fuzz test at the seed's length (FUZZ_STEPS steps
 # on one address set, FUZZ_STEPS/10 on versioned extents;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +47,17 @@ static unsigned test_count;
 		__FILE__, __LINE__, #a, _a, #b, _b); exit(1); } } while (0)
 #define SKIP(why) do { fprintf(stderr, "%s\n", why); exit(77); } while (0)
 
+/* A case that took a second of CPU or more says so (in the job's log), to
+ * find what makes a test program long, under a sanitizer especially. */
+static inline void report_case_cpu(const char *suite, const char *name,
+				   const struct rusage *ru)
+{
+	long ms = (long)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+		  (long)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+	if (ms >= 1000)
+		printf("# %s/%s: %ld ms of CPU\n", suite, name, ms);
+}
+
 static inline int run_tests(const char *suite)
 {
 	int failed = 0;
@@ -73,7 +85,10 @@ static inline int run_tests(const char *suite)
 		if (nl)
 			*nl = 0;
 		int status;
-		waitpid(pid, &status, 0);
+		struct rusage ru;
+		if (wait4(pid, &status, 0, &ru) < 0)
+			return 2;
+		report_case_cpu(suite, test_cases[i].name, &ru);
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			printf("PASS %s/%s\n", suite, test_cases[i].name);
 		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
