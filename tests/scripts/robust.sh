@@ -181,6 +181,15 @@ run_shard() {	# SHARD JOBS IMAGE LISTFILE OUTDIR
 	done < "$4"
 }
 
+# The sanitizer build checks one variant in ROBUST_SAMPLE (default 3; a
+# different residue per source volume, so every kind of damage still comes
+# up), the normal build every one: the sanitizer adds memory errors to what
+# a variant shows (and made this group 221 s of CPU against 154 s).
+case $(basename "$build") in
+*asan*) sample=${ROBUST_SAMPLE:-3} ;;
+*) sample=${ROBUST_SAMPLE:-1} ;;
+esac
+
 jobs=$(nproc 2>/dev/null || echo 2)
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=2
 [ "$jobs" -le 4 ] || jobs=4
@@ -203,6 +212,11 @@ while IFS='	' read -r image target cats in_root has_xattr; do
 		continue
 	fi
 	echo "PASS robust/$image/generate"
+	if [ "$sample" -gt 1 ]; then
+		mv "$out/list" "$out/list.all"
+		awk -v s="$sample" -v r="$i" 'NR % s == r % s' "$out/list.all" > "$out/list"
+		echo "# robust/$image: $(wc -l < "$out/list") of $(wc -l < "$out/list.all") variants (one in $sample)" >&2
+	fi
 	sed -n 's/^corrupt: \([^:]*\): skipped (\(.*\))$/SKIP robust\/'"$image"'\/\1: \2/p' \
 		"$work/corrupt.err"
 
