@@ -12,6 +12,7 @@
 #   volsize/SIZE/read-back  tux3fuse -o ro reads the far block back
 #                           (SKIP without /dev/fuse)
 #   volsize/SIZE/image, volsize/SIZE/dot   tux3image and tux3dot
+#   volsize/SIZE/freefrag   tux3debug freefrag agrees with the free count
 #   volsize/limit-BS        2^48 - 1 blocks at 512 B and 64 KiB blocks
 #                           (64 KiB: 2^47 - 1, the 2^63-byte file limit):
 #                           mkfs and fsck -fn; one block more is refused
@@ -144,6 +145,15 @@ big() {
 		pass "$n/dot"
 	else
 		fail "$n/dot" "$(tail -1 "$work/out")"
+	fi
+	# free extents from the bitmap's runs, agreeing with the free count
+	# (read block by block, this would not end)
+	lim "$dbg" -R freefrag "$img" >"$work/out" 2>&1
+	if grep -q "^free blocks: .* in [0-9]* free extents" "$work/out" &&
+	   ! grep -q "differs from the bitmap" "$work/out"; then
+		pass "$n/freefrag"
+	else
+		fail "$n/freefrag" "$(head -3 "$work/out" | tr '\n' ' ')"
 	fi
 	rm -f "$img" "$t/$n.t3i" "$t/$n.svg"
 }
