@@ -1,9 +1,11 @@
 /*
  * The allocation bitmap as the library holds it after replay (group
  * "Structures"): testb, ffb and freefrag.  Free space is the bitmap, not
- * a tree, so these read it block by block through tux3_block_is_used()
- * instead of walking structures (what references each block is icheck's
- * and check's business).
+ * a tree: testb and ffb read it block by block through
+ * tux3_block_is_used() (as far as they were asked to go), freefrag takes
+ * the gaps between its runs of used blocks from tux3_walk_bitmap() (holes
+ * of a huge volume cost nothing).  What references each block is
+ * icheck's and check's business.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -125,39 +127,56 @@ static void human(char *buf, size_t len, uint64_t bytes)
 	snprintf(buf, len, "%" PRIu64 " %s", bytes, unit[u]);
 }
 
+/* freefrag's tally: the free extents are the gaps between the bitmap's
+ * runs of blocks in use, so a volume's holes cost nothing to cross. */
+struct frag {
+	uint64_t next;		/* the first block after the last run */
+	uint64_t hist_n[64], hist_b[64];
+	uint64_t free_blocks, extents, smallest, largest;
+};
+
+static void frag_extent(struct frag *f, uint64_t len)
+{
+	unsigned k = 63 - (unsigned)__builtin_clzll(len);
+	f->hist_n[k]++;
+	f->hist_b[k] += len;
+	f->free_blocks += len;
+	f->extents++;
+	if (!f->smallest || len < f->smallest)
+		f->smallest = len;
+	if (len > f->largest)
+		f->largest = len;
+}
+
+static int frag_run(void *ctx, uint64_t chunk, tux3_block_t start,
+		    uint64_t count, int stale)
+{
+	struct frag *f = ctx;
+	(void)chunk;
+	(void)stale;
+	if (start > f->next)
+		frag_extent(f, start - f->next);
+	f->next = start + count;
+	return 0;
+}
+
 int cmd_freefrag(struct shell *sh, int argc, char **argv)
 {
 	struct tux3_statfs st;
-	uint64_t hist_n[64] = { 0 }, hist_b[64] = { 0 };
-	uint64_t free_blocks = 0, extents = 0, smallest = 0, largest = 0;
+	struct frag f = { 0 };
+	const struct tux3_walk_ops ops = { .bitrun = frag_run };
 	(void)argv;
 	if (argc != 1)
 		return sh_err(sh, "usage: freefrag");
 	tux3_statfs(sh->vol, &st);
-	for (uint64_t b = 0; b < st.blocks;) {
-		int u = used(sh, b);
-		if (u < 0)
-			return 1;
-		if (u) {
-			b++;
-			continue;
-		}
-		uint64_t start = b;
-		while (++b < st.blocks && !(u = used(sh, b)))
-			;
-		if (u < 0)
-			return 1;
-		uint64_t len = b - start;
-		unsigned k = 63 - (unsigned)__builtin_clzll(len);
-		hist_n[k]++;
-		hist_b[k] += len;
-		free_blocks += len;
-		extents++;
-		if (!smallest || len < smallest)
-			smallest = len;
-		if (len > largest)
-			largest = len;
-	}
+	int err = tux3_walk_bitmap(sh->vol, &ops, &f);
+	if (err)
+		return sh_volerr(sh, "bitmap", err);
+	if (f.next < st.blocks)
+		frag_extent(&f, st.blocks - f.next);
+	uint64_t *hist_n = f.hist_n, *hist_b = f.hist_b;
+	uint64_t free_blocks = f.free_blocks, extents = f.extents;
+	uint64_t smallest = f.smallest, largest = f.largest;
 	FILE *o = sh->out;
 	char a[32], b2[32];
 	human(a, sizeof(a), st.bsize);

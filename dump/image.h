@@ -62,11 +62,13 @@ enum {
 };
 
 /* ---- a sparse set of block numbers (one bit per block) ---- */
-#define BLKMAP_PAGE_BITS 20
+#define BLKMAP_PAGE_BITS 20	/* blocks per page (128 KiB of bits) */
+#define BLKMAP_DIR_BITS 10	/* slots per directory node (8 KiB) */
+#define BLKMAP_LEVELS 3		/* 2^50 blocks: past the 48-bit limit */
 struct blkmap {
 	uint64_t nblocks;
-	size_t npages;
-	uint64_t **pages;	/* NULL: no bit set in that page */
+	void *root;		/* directory nodes, then pages; NULL: no bit
+				 * set below */
 };
 int blkmap_init(struct blkmap *bm, uint64_t nblocks);
 void blkmap_free(struct blkmap *bm);

@@ -42,26 +42,81 @@ void image_warn(struct image *im, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* ---- the block set ---- */
+/* ---- the block set ----
+ *
+ * Pages of one bit per block hang from a radix directory of three
+ * levels, so memory follows the blocks marked: a volume of 2^48 blocks
+ * with a small tree costs a few directory nodes and the pages it
+ * touches, and the walks below step over a missing node's whole span. */
 
 #define PAGE_BLOCKS (1ull << BLKMAP_PAGE_BITS)
 #define PAGE_WORDS (PAGE_BLOCKS / 64)
+#define DIR_SLOTS (1u << BLKMAP_DIR_BITS)
 
 int blkmap_init(struct blkmap *bm, uint64_t nblocks)
 {
+	if (nblocks > 1ull << (BLKMAP_PAGE_BITS + BLKMAP_LEVELS *
+					       BLKMAP_DIR_BITS))
+		return -EFBIG;
 	bm->nblocks = nblocks;
-	bm->npages = (nblocks + PAGE_BLOCKS - 1) >> BLKMAP_PAGE_BITS;
-	bm->pages = calloc(bm->npages ? bm->npages : 1, sizeof(*bm->pages));
-	return bm->pages ? 0 : -ENOMEM;
+	bm->root = NULL;
+	return 0;
+}
+
+static void dir_free(void **node, unsigned level)
+{
+	for (unsigned i = 0; node && i < DIR_SLOTS; i++)
+		if (level)
+			dir_free(node[i], level - 1);
+		else
+			free(node[i]);
+	free(node);
 }
 
 void blkmap_free(struct blkmap *bm)
 {
-	for (size_t i = 0; bm->pages && i < bm->npages; i++)
-		free(bm->pages[i]);
-	free(bm->pages);
-	bm->pages = NULL;
-	bm->npages = 0;
+	dir_free(bm->root, BLKMAP_LEVELS - 1);
+	bm->root = NULL;
+}
+
+static unsigned dir_slot(uint64_t page, unsigned level)
+{
+	return (unsigned)(page >> (level * BLKMAP_DIR_BITS)) & (DIR_SLOTS - 1);
+}
+
+/* The page holding block page << BLKMAP_PAGE_BITS; made (with the
+ * directory nodes above it) when make is set, else NULL if absent. */
+static uint64_t *page_of(struct blkmap *bm, uint64_t page, int make)
+{
+	void **slot = (void **)&bm->root;
+	for (unsigned l = BLKMAP_LEVELS; l-- > 0;) {
+		if (!*slot && make)
+			*slot = calloc(DIR_SLOTS, sizeof(void *));
+		if (!*slot)
+			return NULL;
+		slot = &((void **)*slot)[dir_slot(page, l)];
+	}
+	if (!*slot && make)
+		*slot = calloc(PAGE_WORDS, sizeof(uint64_t));
+	return *slot;
+}
+
+/* The first page from page on that exists, or NULL. */
+static const uint64_t *page_next(const struct blkmap *bm, uint64_t *page)
+{
+	uint64_t last = (bm->nblocks - 1) >> BLKMAP_PAGE_BITS;
+	while (bm->nblocks && *page <= last) {
+		void **node = bm->root;
+		unsigned l = BLKMAP_LEVELS;
+		while (node && l-- > 0)
+			node = node[dir_slot(*page, l)];
+		if (node)
+			return (const uint64_t *)node;
+		/* node at level l is missing: skip its whole span */
+		uint64_t span = 1ull << (l * BLKMAP_DIR_BITS);
+		*page = (*page & ~(span - 1)) + span;
+	}
+	return NULL;
 }
 
 int blkmap_set_range(struct blkmap *bm, uint64_t start, uint64_t count)
@@ -71,13 +126,11 @@ int blkmap_set_range(struct blkmap *bm, uint64_t start, uint64_t count)
 	if (count > bm->nblocks - start)
 		count = bm->nblocks - start;
 	while (count) {
-		size_t p = start >> BLKMAP_PAGE_BITS;
 		uint64_t in = start & (PAGE_BLOCKS - 1);
 		uint64_t n = PAGE_BLOCKS - in < count ? PAGE_BLOCKS - in : count;
-		if (!bm->pages[p] &&
-		    !(bm->pages[p] = calloc(PAGE_WORDS, sizeof(uint64_t))))
+		uint64_t *w = page_of(bm, start >> BLKMAP_PAGE_BITS, 1);
+		if (!w)
 			return -ENOMEM;
-		uint64_t *w = bm->pages[p];
 		uint64_t b = in, end = in + n;
 		while (b < end && (b & 63))
 			w[b >> 6] |= 1ull << (b & 63), b++;
@@ -95,45 +148,39 @@ int blkmap_test(const struct blkmap *bm, uint64_t block)
 {
 	if (block >= bm->nblocks)
 		return 0;
-	const uint64_t *w = bm->pages[block >> BLKMAP_PAGE_BITS];
+	const uint64_t *w = page_of((struct blkmap *)bm,
+				    block >> BLKMAP_PAGE_BITS, 0);
 	uint64_t in = block & (PAGE_BLOCKS - 1);
 	return w && (w[in >> 6] >> (in & 63)) & 1;
 }
 
 uint64_t blkmap_next(const struct blkmap *bm, uint64_t from)
 {
-	while (from < bm->nblocks) {
-		size_t p = from >> BLKMAP_PAGE_BITS;
-		const uint64_t *w = bm->pages[p];
-		if (!w) {
-			from = (uint64_t)(p + 1) << BLKMAP_PAGE_BITS;
-			continue;
-		}
-		uint64_t in = from & (PAGE_BLOCKS - 1);
-		uint64_t word = w[in >> 6] & (~0ull << (in & 63));
-		for (;;) {
+	uint64_t p = from >> BLKMAP_PAGE_BITS;
+	const uint64_t *w;
+	while (from < bm->nblocks && (w = page_next(bm, &p))) {
+		uint64_t base = p << BLKMAP_PAGE_BITS;
+		uint64_t in = from > base ? from - base : 0;
+		for (; in < PAGE_BLOCKS; in = (in & ~63ull) + 64) {
+			uint64_t word = w[in >> 6] & (~0ull << (in & 63));
 			if (word) {
-				uint64_t b = ((uint64_t)p << BLKMAP_PAGE_BITS) +
-					     (in & ~63ull) +
+				uint64_t b = base + (in & ~63ull) +
 					     (uint64_t)__builtin_ctzll(word);
 				return b < bm->nblocks ? b : bm->nblocks;
 			}
-			in = (in & ~63ull) + 64;
-			if (in >= PAGE_BLOCKS)
-				break;
-			word = w[in >> 6];
 		}
-		from = (uint64_t)(p + 1) << BLKMAP_PAGE_BITS;
+		from = base + PAGE_BLOCKS;
+		p++;
 	}
 	return bm->nblocks;
 }
 
 uint64_t blkmap_count(const struct blkmap *bm)
 {
-	uint64_t n = 0;
-	for (size_t p = 0; p < bm->npages; p++)
-		for (size_t i = 0; bm->pages[p] && i < PAGE_WORDS; i++)
-			n += (uint64_t)__builtin_popcountll(bm->pages[p][i]);
+	uint64_t n = 0, p = 0;
+	for (const uint64_t *w; (w = page_next(bm, &p)); p++)
+		for (size_t i = 0; i < PAGE_WORDS; i++)
+			n += (uint64_t)__builtin_popcountll(w[i]);
 	return n;
 }
 

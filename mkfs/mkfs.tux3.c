@@ -44,7 +44,7 @@ static void usage(FILE *f)
 "usage: " PROG " [-b blocksize] [-L label] [-U uuid|random|time|clear]\n"
 "                 [-O feature,...] [-E discard|nodiscard,root_owner=UID:GID]\n"
 "                 [-d ROOTDIR] [-F] [-n] [-q] [-v] [-V] DEVICE [size]\n"
-"  size: bytes, or with a suffix k, m, g, t (powers of 1024)\n");
+"  size: bytes, or with a suffix k, m, g, t, p, e (powers of 1024)\n");
 }
 
 static void __attribute__((format(printf, 1, 2))) error(const char *fmt, ...)
@@ -154,7 +154,7 @@ static int parse_extended(char *list, int *discard, uint32_t *uid,
 	return 0;
 }
 
-/* Size argument: bytes, or k/m/g/t suffix (powers of 1024). */
+/* Size argument: bytes, or k/m/g/t/p/e suffix (powers of 1024). */
 static int parse_size(const char *s, uint64_t *bytes)
 {
 	char *end;
@@ -171,6 +171,8 @@ static int parse_size(const char *s, uint64_t *bytes)
 		case 'm': shift = 20; break;
 		case 'g': shift = 30; break;
 		case 't': shift = 40; break;
+		case 'p': shift = 50; break;
+		case 'e': shift = 60; break;
 		default: return -1;
 		}
 		if (end[1])
@@ -460,7 +462,7 @@ int main(int argc, char **argv)
 	const char *size_arg = argc - optind == 2 ? argv[optind + 1] : NULL;
 	uint64_t size_bytes = 0;
 	if (size_arg && parse_size(size_arg, &size_bytes)) {
-		error("bad size '%s' (bytes, or a number with k, m, g or t)",
+		error("bad size '%s' (bytes, or a number with k, m, g, t, p or e)",
 		      size_arg);
 		return EXIT_USAGE;
 	}

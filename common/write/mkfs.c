@@ -77,10 +77,23 @@ int tux3_mkfs_layout(unsigned blockbits, uint64_t volblocks,
 			 out->min_volblocks << blockbits);
 		return -ENOSPC;
 	}
-	if (volblocks > TUX3_MAX_BLOCK ||
-	    volblocks > ((uint64_t)INT64_MAX >> blockbits)) {
+	if (volblocks > TUX3_MAX_BLOCK) {
 		snprintf(err, errlen, "a volume of %" PRIu64 " blocks is "
-			 "larger than the format allows", volblocks);
+			 "larger than the format allows (block numbers have "
+			 "48 bits: at most %" PRIu64 " blocks, %" PRIu64
+			 " bytes with %u-byte blocks)", volblocks,
+			 (uint64_t)TUX3_MAX_BLOCK,
+			 (uint64_t)TUX3_MAX_BLOCK << blockbits,
+			 out->blocksize);
+		return -EFBIG;
+	}
+	/* at 64 KiB blocks 48 bits of blocks pass the largest file offset */
+	if (volblocks > ((uint64_t)INT64_MAX >> blockbits)) {
+		snprintf(err, errlen, "a volume of %" PRIu64 " blocks of %u "
+			 "bytes is larger than a device or file can be (2^63 "
+			 "bytes): at most %" PRIu64 " blocks at this block "
+			 "size", volblocks, out->blocksize,
+			 (uint64_t)INT64_MAX >> blockbits);
 		return -EFBIG;
 	}
 	uint64_t goal = fold_goal(volblocks, TUX3_ROOT_INO);
