@@ -220,7 +220,7 @@ struct replay_salvage {
 	uint64_t bridged;	/* a lost link found again: the block it
 				 * leads to (0 none) */
 	unsigned skipped;	/* records that did not apply */
-	unsigned index_leaves;	/* the inode table's root rebuilt over
+	unsigned index_leaves;	/* the inode table's index rebuilt over
 				 * these many leaves found on the volume
 				 * (replay_index.c), 0 not */
 	struct tux3_error first_cut, first_skip;	/* the first of each */
