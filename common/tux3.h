@@ -115,6 +115,10 @@ int tux3_set_dir_index(struct tux3_volume *vol, unsigned min_blocks,
 /* Reads of one block the cache answered, and those it did not. */
 void tux3_cache_stats(const struct tux3_volume *vol, uint64_t *hits,
 		      uint64_t *misses);
+/* Work done since the open, for tests that count work instead of timing
+ * it: reads that reached the device (past the cache) and inode loads. */
+void tux3_work_counts(const struct tux3_volume *vol, uint64_t *device_reads,
+		      uint64_t *inode_loads);
 /* Use this time (ns since the epoch) for every timestamp written, e.g.
  * from SOURCE_DATE_EPOCH, instead of the clock. */
 void tux3_set_time(struct tux3_volume *vol, int64_t ns);

@@ -312,6 +312,13 @@ void tux3_cache_stats(const struct tux3_volume *vol, uint64_t *hits,
 	dev_cache_stats(&vol->dev, hits, misses);
 }
 
+void tux3_work_counts(const struct tux3_volume *vol, uint64_t *device_reads,
+		      uint64_t *inode_loads)
+{
+	*device_reads = vol->dev.reads;
+	*inode_loads = vol->inode_loads;
+}
+
 void tux3_close(struct tux3_volume *vol)
 {
 	if (!vol)

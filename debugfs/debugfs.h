@@ -178,6 +178,7 @@ int cmd_find(struct shell *sh, int argc, char **argv);
 /* info.c */
 int cmd_super(struct shell *sh, int argc, char **argv);
 int cmd_statfs(struct shell *sh, int argc, char **argv);
+int cmd_work(struct shell *sh, int argc, char **argv);
 int cmd_atoms(struct shell *sh, int argc, char **argv);
 int cmd_log(struct shell *sh, int argc, char **argv);
 int cmd_replay(struct shell *sh, int argc, char **argv);

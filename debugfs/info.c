@@ -87,6 +87,23 @@ static int super_json(struct shell *sh, const struct tux3_super_info *s)
 	return 0;
 }
 
+/* The work the commands so far did, counted rather than timed: a test
+ * compares it across volume sizes (tests/scripts/fsck_scale.sh). */
+int cmd_work(struct shell *sh, int argc, char **argv)
+{
+	uint64_t reads, loads, hits, misses;
+	(void)argv;
+	if (argc != 1)
+		return sh_err(sh, "usage: work");
+	tux3_work_counts(sh->vol, &reads, &loads);
+	tux3_cache_stats(sh->vol, &hits, &misses);
+	fprintf(sh->out, "device reads   %" PRIu64 "\n", reads);
+	fprintf(sh->out, "inode loads    %" PRIu64 "\n", loads);
+	fprintf(sh->out, "cache hits     %" PRIu64 ", misses %" PRIu64 "\n",
+		hits, misses);
+	return 0;
+}
+
 int cmd_super(struct shell *sh, int argc, char **argv)
 {
 	struct tux3_super_info s;

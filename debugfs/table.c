@@ -100,6 +100,9 @@ const struct command commands[] = {
 	{ "check", NULL, "Structures", "check",
 	  "check block ownership and the namespace", 1, 0, ".",
 	  NULL, cmd_check },
+	{ "work", NULL, "Structures", "work",
+	  "device reads and inode loads since the open (work counted)", 1,
+	  0, ".", NULL, cmd_work },
 	/* ---- Raw ---- */
 	{ "block", "bd block_dump", "Raw", "block [-f] N",
 	  "hex dump of a block, its type and every field decoded", 1, 0, ".", NULL, cmd_block },

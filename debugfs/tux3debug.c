@@ -79,6 +79,8 @@ int sh_volerr(struct shell *sh, const char *what, int err)
 	return 1;
 }
 
+#define SH_CACHE_BYTES (8u << 20)
+
 int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode)
 {
 	char msg[600];
@@ -95,6 +97,11 @@ int sh_open(struct shell *sh, const char *device, enum tux3_open_mode mode)
 	sh->vol_replayed = mode != TUX3_OPEN_NOREPLAY;
 	if (sh->has_time)
 		tux3_set_time(sh->vol, sh->time_ns);
+	/* A walk over every file (manifest, rdump, find) loads each inode
+	 * several times: without a cache each load reads the itree path
+	 * again.  A fixed cache, whatever the volume's size; reads only. */
+	if (mode != TUX3_OPEN_RDWR)
+		tux3_set_cache(sh->vol, SH_CACHE_BYTES);
 	sh->cwd = TUX3_ROOT_INO;
 	strcpy(sh->cwdpath, "/");
 	sh->version[0] = 0;

@@ -57,9 +57,28 @@ struct dot_node {
 	uint64_t id;		/* block, inode, chunk, error number */
 	int parent;		/* index, -1 for a root */
 	int level;		/* tree nodes: 0 = root of its tree; else -1 */
+	int depth;		/* distance from its root when it was added */
 	unsigned flags;
 	struct dot_text text;
+	/* descendants never kept (they cannot be drawn), per kind: they go
+	 * to the summary of the nearest ancestor drawn */
+	uint64_t hidden[DK_NKINDS];
 };
+
+/*
+ * Only nodes that may still be drawn are kept: the choice (dot_draw.c)
+ * takes the first max_nodes nodes breadth first, so a node is dropped
+ * when the nodes already met above its depth and before it at its depth
+ * fill the budget; it and all it would hold are only counted, in the
+ * nearest node kept.  The nodes kept are then at most the budget per
+ * depth, whatever the volume holds.  A dropped node's handle is
+ * DOT_HIDDEN(anchor) (below -1): a parent whose children are dropped too.
+ * Kinds whose number does not grow with the files (superblock, log blocks,
+ * versions, the atom table, orphans, errors) are always kept.
+ */
+#define DOT_HIDDEN(anchor)	(-3 - (anchor))
+#define DOT_IS_HIDDEN(handle)	((handle) <= -2)
+#define DOT_ANCHOR(handle)	(-3 - (handle))
 
 struct dot_model {
 	struct dot_node *node;
@@ -68,11 +87,20 @@ struct dot_model {
 	unsigned hash_size;
 	unsigned errors;	/* error nodes */
 	int nomem;
+	unsigned budget;	/* max_nodes; 0: keep everything */
+	int max_level;		/* --depth: deeper tree nodes are left out */
+	unsigned *seen;		/* nodes kept that count, per depth */
+	unsigned seen_depths;
+	uint64_t walked;	/* nodes met, kept or not */
+	uint64_t hidden[DK_NKINDS];	/* dropped below no node kept */
 };
 
 void dot_model_init(struct dot_model *m);
+/* Keep only what --max-nodes and --depth may draw (before any dot_add) */
+void dot_model_limit(struct dot_model *m, unsigned budget, int max_level);
 void dot_model_free(struct dot_model *m);
-/* A new node (its text empty), -1 when out of memory (m->nomem set) */
+/* A new node (its text empty): its index, DOT_HIDDEN(anchor) when it is
+ * only counted, -1 when out of memory (m->nomem set) */
 int dot_add(struct dot_model *m, enum dot_kind kind, uint64_t id, int parent,
 	    int level);
 /* The first node of that kind and id, -1 if none */

@@ -99,6 +99,18 @@ static struct summary *summary_of(struct pick *p, int anchor)
 	return &p->sums[*slot - 1];
 }
 
+/* What the model only counted (dot_model.c) joins the summary of the
+ * nearest node drawn */
+static void add_dropped(struct pick *p, const uint64_t *hidden, int anchor)
+{
+	for (int k = 0; k < DK_NKINDS; k++) {
+		if (!hidden[k])
+			continue;
+		summary_of(p, anchor)->count[k] += hidden[k];
+		p->hidden_count[k] += hidden[k];
+	}
+}
+
 static int choose(struct dot_model *m, const struct dot_opts *o,
 		  struct pick *p)
 {
@@ -163,10 +175,13 @@ static int choose(struct dot_model *m, const struct dot_opts *o,
 			p->anchor[i] = near;
 			summary_of(p, near)->count[nd->kind]++;
 			p->hidden_count[nd->kind]++;
+			add_dropped(p, nd->hidden, near);
 			continue;
 		}
 		p->drawn_count[nd->kind]++;
+		add_dropped(p, nd->hidden, i);
 	}
+	add_dropped(p, m->hidden, -1);
 	free(must);
 	ret = 0;
 out:
@@ -378,6 +393,8 @@ static void report(const struct dot_model *m, const struct pick *p)
 					dot_kind_noun(k, p->hidden_count[k]));
 		fprintf(stderr, " %" PRIu64 " nodes in all\n", hidden);
 	}
+	fprintf(stderr, "tux3dot: %" PRIu64 " nodes walked, %u kept in "
+		"memory\n", m->walked, m->count);
 	if (m->errors)
 		fprintf(stderr, "tux3dot: %u error node%s\n", m->errors,
 			m->errors == 1 ? "" : "s");

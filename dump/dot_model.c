@@ -58,6 +58,13 @@ const char *dot_thousands(char *buf, size_t len, uint64_t n)
 void dot_model_init(struct dot_model *m)
 {
 	memset(m, 0, sizeof(*m));
+	m->max_level = -1;
+}
+
+void dot_model_limit(struct dot_model *m, unsigned budget, int max_level)
+{
+	m->budget = budget;
+	m->max_level = max_level;
 }
 
 void dot_model_free(struct dot_model *m)
@@ -66,6 +73,7 @@ void dot_model_free(struct dot_model *m)
 		free(m->node[i].text.buf);
 	free(m->node);
 	free(m->hash);
+	free(m->seen);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -115,11 +123,69 @@ int dot_find(const struct dot_model *m, enum dot_kind kind, uint64_t id)
 	return found;
 }
 
+/* Kinds whose count does not grow with the files: always kept, and not
+ * counted against the budget (which only makes the choice of what to
+ * keep more generous than the final one). */
+static int always_kept(enum dot_kind kind)
+{
+	return kind == DK_SB || kind == DK_LOG || kind == DK_VERSION ||
+	       kind == DK_ERROR || kind == DK_ATOMS || kind == DK_ORPHANS;
+}
+
+/* The node counts in the budget at depth: whether it can still be drawn
+ * (the nodes met above it and before it at its depth are fewer than the
+ * budget: a lower bound of those the choice will take before it). */
+static int may_draw(struct dot_model *m, int depth)
+{
+	if ((unsigned)depth >= m->seen_depths) {
+		unsigned n = (unsigned)depth + 16;
+		unsigned *seen = realloc(m->seen, n * sizeof(*seen));
+		if (!seen) {
+			m->nomem = 1;
+			return 0;
+		}
+		memset(seen + m->seen_depths, 0,
+		       (n - m->seen_depths) * sizeof(*seen));
+		m->seen = seen;
+		m->seen_depths = n;
+	}
+	uint64_t before = 0;
+	for (int d = 0; d <= depth; d++)
+		before += m->seen[d];
+	if (before >= m->budget)
+		return 0;
+	m->seen[depth]++;
+	return 1;
+}
+
+/* Count a node not kept in anchor (-1: no node) */
+static int drop(struct dot_model *m, enum dot_kind kind, int anchor)
+{
+	if (anchor >= 0)
+		m->node[anchor].hidden[kind]++;
+	else
+		m->hidden[kind]++;
+	return DOT_HIDDEN(anchor);
+}
+
 int dot_add(struct dot_model *m, enum dot_kind kind, uint64_t id, int parent,
 	    int level)
 {
 	if (m->nomem)
 		return -1;
+	m->walked++;
+	if (DOT_IS_HIDDEN(parent)) {
+		if (!always_kept(kind))
+			return drop(m, kind, DOT_ANCHOR(parent));
+		parent = DOT_ANCHOR(parent);
+	}
+	int depth = parent >= 0 ? m->node[parent].depth + 1 : 0;
+	if (m->budget && !always_kept(kind)) {
+		if (m->max_level >= 0 && level > m->max_level)
+			return drop(m, kind, parent);
+		if (!may_draw(m, depth))
+			return m->nomem ? -1 : drop(m, kind, parent);
+	}
 	if (m->count == m->cap) {
 		unsigned cap = m->cap ? m->cap * 2 : 256;
 		struct dot_node *node = realloc(m->node, cap * sizeof(*node));
@@ -132,7 +198,8 @@ int dot_add(struct dot_model *m, enum dot_kind kind, uint64_t id, int parent,
 		goto nomem;
 	int index = (int)m->count++;
 	m->node[index] = (struct dot_node){ .kind = kind, .id = id,
-					    .parent = parent, .level = level };
+					    .parent = parent, .level = level,
+					    .depth = depth };
 	hash_put(m, index);
 	if (kind == DK_ERROR)
 		m->errors++;

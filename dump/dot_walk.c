@@ -27,7 +27,7 @@ struct ctx {
 	tux3_ino_t downer;
 	int cur_inode, cur_dir, cur_dleaf, cur_log, bitmap, cur_ileaf;
 	tux3_ino_t cur_ino;
-	tux3_block_t cur_dleaf_block;
+	tux3_block_t cur_dleaf_block, cur_ileaf_block;
 	uint64_t cur_chunk;
 	unsigned dir_entries;
 	char attrs[512];	/* names of the current inode's attributes */
@@ -305,6 +305,9 @@ static int tree_parent(struct ctx *c, const struct tux3_node_info *n)
 	default:
 		if (level && c->downer == n->owner)
 			return c->dpath[level - 1];
+		/* the inode just met (it may be counted only, not kept) */
+		if (n->owner == c->cur_ino)
+			return c->cur_inode;
 		return dot_find(c->m, DK_INODE, n->owner);
 	}
 }
@@ -351,7 +354,7 @@ static int on_bnode(void *ctx, const struct tux3_node_info *n)
 			 tree_name(n->tree), n->level);
 	dot_head(m, b, "%u children, keys %" PRIu64 "..%s", n->count, n->lo,
 		 hi_text(hi, sizeof(hi), n->hi));
-	if (n->replayed) {
+	if (n->replayed && b >= 0) {
 		m->node[b].flags |= DF_STALE;
 		dot_head(m, b, "stale on disk: rebuilt by log replay");
 	}
@@ -378,8 +381,10 @@ static int on_leaf(void *ctx, const struct tux3_node_info *n)
 	path[level] = -1;
 	c->cur_dleaf = -1;
 	c->cur_dleaf_block = n->block;
-	if (kind == DK_ILEAF)
+	if (kind == DK_ILEAF) {
 		c->cur_ileaf = -1;
+		c->cur_ileaf_block = n->block;
+	}
 	if (!wants(c, kind))
 		return 0;
 	int l = path[level] = dot_add(m, kind, n->block, parent, n->level);
@@ -401,7 +406,7 @@ static int on_leaf(void *ctx, const struct tux3_node_info *n)
 			 "used", n->lo, hi_text(hi, sizeof(hi), n->hi),
 			 n->count, n->used_bytes);
 	}
-	if (n->replayed) {
+	if (n->replayed && l >= 0) {
 		m->node[l].flags |= DF_STALE;
 		dot_head(m, l, "stale on disk: rebuilt by log replay");
 	}
@@ -438,8 +443,10 @@ static int on_inode(void *ctx, const struct tux3_stat *st,
 		return 0;
 	int parent = c->o->have_inode ? -1 : top(c);
 	if (wants(c, DK_ILEAF)) {
-		int l = dot_find(m, DK_ILEAF, leafblock);
-		if (l >= 0)
+		/* the ileaf just met (it may be counted only, not kept) */
+		int l = leafblock == c->cur_ileaf_block ? c->cur_ileaf :
+			dot_find(m, DK_ILEAF, leafblock);
+		if (l != -1)
 			parent = l;
 	}
 	int i = c->cur_inode = dot_add(m, DK_INODE, st->ino, parent, -1);
@@ -454,7 +461,7 @@ static int on_inode(void *ctx, const struct tux3_stat *st,
 	if (st->xattr_count)
 		dot_head(m, i, "%u xattrs", st->xattr_count);
 	dot_head(m, i, "in ileaf %" PRIu64 ", %u bytes", leafblock, bloblen);
-	if (st->orphan)
+	if (st->orphan && i >= 0)
 		m->node[i].flags |= DF_ORPHAN;
 	if (S_ISDIR(st->mode) && wants(c, DK_DIR)) {
 		c->cur_dir = dot_add(m, DK_DIR, st->ino, i, -1);
@@ -562,12 +569,12 @@ static int on_bitrun(void *ctx, uint64_t chunk, tux3_block_t start,
 	flush_inode(c);
 	if (!wants(c, DK_BITMAP))
 		return 0;
-	if (c->bitmap < 0 || c->cur_chunk != chunk) {
+	if (c->bitmap == -1 || c->cur_chunk != chunk) {
 		c->cur_chunk = chunk;
 		c->bitmap = dot_add(m, DK_BITMAP, chunk, top(c), -1);
 		dot_head(m, c->bitmap, "bitmap block %" PRIu64 " (inode 1)",
 			 chunk);
-		if (stale) {
+		if (stale && c->bitmap >= 0) {
 			m->node[c->bitmap].flags |= DF_STALE;
 			dot_head(m, c->bitmap, "on-disk copy stale: the log "
 				 "holds the truth");
@@ -630,7 +637,7 @@ static int error_parent(struct ctx *c, const struct tux3_walk_error *e)
 		p = c->bitmap;
 		break;
 	}
-	return p >= 0 ? p : top(c);
+	return p != -1 ? p : top(c);
 }
 
 static void add_error(struct ctx *c, int parent, const char *head,
@@ -720,6 +727,7 @@ int dot_walk_volume(struct tux3_volume *vol, const struct dot_opts *o,
 		.cur_dir = -1, .cur_dleaf = -1, .cur_ileaf = -1, .cur_log = -1, .bitmap = -1,
 		.orphans = -1, .atoms = -1, .cur_ino = TUX3_NONE,
 		.downer = TUX3_NONE, .cur_dleaf_block = TUX3_NONE,
+		.cur_ileaf_block = TUX3_NONE,
 	};
 	struct tux3_super_info sb;
 	int r;

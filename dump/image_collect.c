@@ -491,6 +491,25 @@ static int walk_one(struct image *im, struct tux3_volume *vol, int live,
 	return r;
 }
 
+/* -v: the work of both walks, counted (tests compare it across sizes) */
+static void work_report(const struct image *im, struct tux3_volume *live,
+			struct tux3_volume *disk)
+{
+	uint64_t reads = 0, loads = 0, r, l;
+	if (live) {
+		tux3_work_counts(live, &r, &l);
+		reads += r;
+		loads += l;
+	}
+	if (disk) {
+		tux3_work_counts(disk, &r, &l);
+		reads += r;
+		loads += l;
+	}
+	fprintf(stderr, "%s: %s: %" PRIu64 " device reads, %" PRIu64
+		" inodes loaded\n", image_prog, im->device, reads, loads);
+}
+
 int image_collect(struct image *im)
 {
 	struct tux3_volume *live = NULL, *disk = NULL;
@@ -535,6 +554,8 @@ int image_collect(struct image *im)
 			goto out;
 	}
 	r = 0;
+	if (im->verbose)
+		work_report(im, live, disk);
 	if (im->verbose && im->noreplay_skipped)
 		fprintf(stderr, "%s: %s: the on-disk walk (without replay) "
 			"skipped %u stale structures\n", image_prog,

@@ -244,6 +244,7 @@ int main(int argc, char **argv)
 
 	struct dot_model m;
 	dot_model_init(&m);
+	dot_model_limit(&m, o.max_nodes, o.depth);
 	int r = dot_walk_volume(vol, &o, &m);
 	if (r < 0) {
 		if (r == -ENOENT)
@@ -255,6 +256,12 @@ int main(int argc, char **argv)
 		dot_model_free(&m);
 		tux3_close(vol);
 		return EXIT_OPERATIONAL;
+	}
+	if (o.verbose) {
+		uint64_t reads, loads;
+		tux3_work_counts(vol, &reads, &loads);
+		fprintf(stderr, "tux3dot: %" PRIu64 " device reads, %" PRIu64
+			" inodes loaded\n", reads, loads);
 	}
 	tux3_close(vol);
 	int drawn = dot_draw(&m, &o, format, out);

@@ -11,6 +11,9 @@
 #   image      tux3image               e2image -Q
 #   manifest   tux3debug manifest /    -
 #   rdump      tux3debug rdump / DIR   debugfs -R 'rdump / DIR'
+#   find       tux3debug find /        -
+#   ncheck     tux3debug ncheck INUM   debugfs -R 'ncheck INUM' (the
+#              inode of the last file, by name: a whole walk for both)
 # printing wall seconds, CPU seconds (user + system: on a shared machine
 # the wall time includes waiting), peak RSS and the ratios to e2fsprogs;
 # at the end, per operation, the growth factor from each size to the next.
@@ -90,15 +93,38 @@ row() {
 		run "$label" rdump e2fs debugfs -R "rdump / $work/out" "$eimg"
 		rm -rf "$work/out"
 	fi
+	run "$label" find tux3 "$b/tux3debug" -R "find /" "$timg"
+	last=$(last_file "$n" "$how")
+	ti=$("$b/tux3debug" -R "stat $last" "$timg" 2>/dev/null | inum)
+	[ -n "$ti" ] && run "$label" ncheck tux3 "$b/tux3debug" -R "ncheck $ti" "$timg"
+	if [ $e2 = 1 ]; then
+		ei=$(debugfs -R "stat $last" "$eimg" 2>/dev/null | inum)
+		[ -n "$ei" ] && run "$label" ncheck e2fs debugfs -R "ncheck $ei" "$eimg"
+	fi
 	rm -f "$timg" "$eimg"
 	table "$label"
+}
+
+# the number of 'stat' (both debugfs print "Inode: N")
+inum() {
+	sed -n 's/^Inode: \([0-9][0-9]*\).*/\1/p' | head -1
+}
+
+# last_file N HOW: the path of the last file scale_tree.py made
+last_file() {
+	i=$(( $1 - 1 ))
+	if [ "$2" = --flat ]; then
+		printf '/f%07d' $i
+	else
+		printf '/g%04d/d%04d/f%07d' $((i / 1000000)) $((i / 1000 % 1000)) $i
+	fi
 }
 
 # the rows of one tree, tux3 beside e2fsprogs
 table() {
 	printf '%-9s %9s %9s %10s | %9s %9s %10s | %7s %7s\n' op "tux3 s" \
 		"cpu s" "rss KiB" "e2fs s" "cpu s" "rss KiB" "time x" "rss x"
-	for op in populate fsck dot image manifest rdump; do
+	for op in populate fsck dot image manifest rdump find ncheck; do
 		awk -v l="$1" -v op="$op" '
 			$1 == l && $2 == op && $3 == "tux3" { t = $4; tc = $5; tr = $6 }
 			$1 == l && $2 == op && $3 == "e2fs" { e = $4; ec = $5; er = $6 }
@@ -130,7 +156,7 @@ done
 
 echo "== growth per 10x files (tux3 wall, cpu and rss; e2fsprogs wall)"
 printf '%-9s %-14s %8s %8s %8s %8s\n' op sizes wall cpu rss e2fs
-for op in populate fsck dot image manifest rdump; do
+for op in populate fsck dot image manifest rdump find ncheck; do
 	prev=""
 	for n in $sizes; do
 		if [ -n "$prev" ]; then

@@ -9,6 +9,12 @@
 #   fsck_scale/state    pass 5's per-inode state: under 2 bytes a file
 #   fsck_scale/populate mkfs.tux3 -d's peak memory: the larger tree costs
 #                       less than 1 MiB more than the smaller (flat)
+#   fsck_scale/dot-kept  tux3dot keeps only what it may draw: the nodes it
+#                       keeps in memory stay under 4x --max-nodes at both
+#                       sizes while the nodes it walks grow 8x..12x
+#   fsck_scale/work/TOOL device reads and inode loads of tux3dot,
+#                       tux3image and tux3debug's manifest, rdump, find
+#                       and ncheck: 10x the files, within 8x..12x
 # Trees of empty files in directories of 100 entries (FSCK_SCALE_N and
 # 10x that; default 2,000 and 20,000).
 set -u
@@ -17,6 +23,9 @@ T=fsck_scale
 build=${1:-build}
 mkfs=$build/mkfs.tux3
 fsck=$build/fsck.tux3
+dot=$build/tux3dot
+image=$build/tux3image
+debug=$build/tux3debug
 N=${FSCK_SCALE_N:-2000}
 
 if [ ! -x "$mkfs" ] || [ ! -x "$fsck" ]; then
@@ -98,4 +107,64 @@ elif [ -x /usr/bin/time ]; then
 	else
 		fail populate "mkfs.tux3 -d peak $rs KiB for $small files, $rb KiB for $big"
 	fi
+fi
+
+# ---- the other walkers: work counted (-v, tux3debug's 'work') ----
+# work TOOL SIZE: "READS LOADS" of one run on the volume of SIZE files
+work() {
+	v=$work/v$2.img
+	case $1 in
+	dot)	"$dot" -v -o /dev/null "$v" 2>&1 |
+		sed -n 's/^tux3dot: \([0-9]*\) device reads, \([0-9]*\) inodes loaded$/\1 \2/p' ;;
+	image)	"$image" -v "$v" "$work/meta" 2>&1 |
+		sed -n 's/.*: \([0-9]*\) device reads, \([0-9]*\) inodes loaded$/\1 \2/p'
+		rm -f "$work/meta" ;;
+	*)	rm -rf "$work/out"; mkdir "$work/out"
+		case $1 in
+		manifest) c="manifest /" ;;
+		rdump) c="rdump / $work/out" ;;
+		find) c="find /" ;;
+		ncheck) c="ncheck $2" ;;	# a file near the end
+		esac
+		printf '%s\nwork\n' "$c" > "$work/script"
+		"$debug" -f "$work/script" "$v" 2>/dev/null | awk '
+			/^device reads/ { r = $3 } /^inode loads/ { l = $3 }
+			END { if (r != "") print r, l }'
+		rm -rf "$work/out" ;;
+	esac
+}
+
+if [ -x "$dot" ] && [ -x "$image" ] && [ -x "$debug" ]; then
+	ks=$("$dot" -v -o /dev/null "$work/v$small.img" 2>&1 |
+		sed -n 's/^tux3dot: \([0-9]*\) nodes walked, \([0-9]*\) kept.*/\1 \2/p')
+	kb=$("$dot" -v -o /dev/null "$work/v$big.img" 2>&1 |
+		sed -n 's/^tux3dot: \([0-9]*\) nodes walked, \([0-9]*\) kept.*/\1 \2/p')
+	set -- $ks $kb
+	if [ $# -eq 4 ] && [ "$2" -lt 1600 ] && [ "$4" -lt 1600 ] &&
+	   [ "$3" -ge $(($1 * 8)) ] && [ "$3" -le $(($1 * 12)) ]; then
+		pass dot-kept
+	else
+		fail dot-kept "walked/kept: ${ks:-?} for $small files, ${kb:-?} for $big"
+	fi
+	for tool in dot image manifest rdump find ncheck; do
+		ws=$(work $tool $small) wb=$(work $tool $big)
+		set -- $ws $wb
+		if [ $# -ne 4 ]; then
+			fail work/$tool "no work counts: '$ws', '$wb'"
+			continue
+		fi
+		# a count too small to scale (one inode loaded) is not judged
+		bad=$(awk -v a="$1" -v b="$3" -v c="$2" -v d="$4" 'BEGIN {
+			if (a > 20 && (b < 8 * a || b > 12 * a))
+				printf "reads %d -> %d; ", a, b
+			if (c > 20 && (d < 8 * c || d > 12 * c))
+				printf "loads %d -> %d", c, d }')
+		if [ -z "$bad" ]; then
+			pass work/$tool
+		else
+			fail work/$tool "$bad"
+		fi
+	done
+else
+	skip work "tux3dot, tux3image or tux3debug not built"
 fi
