@@ -208,6 +208,14 @@ int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id);
  * a damaged record is refused (-EUCLEAN: fsck first). */
 int tux3_set_identity(struct tux3_volume *vol, const char *label,
 		      const uint8_t *uuid);
+/* The DIR_INDEX feature (doc/format.md 15.5) set (on) or cleared, as
+ * tune2fs -O dir_index does: setting builds the on-disk index of every
+ * directory of 4 blocks or more now; clearing packs every directory
+ * that has one, so no index block is left.  *dirs: the directories
+ * changed.  Committed by tux3_sync or tux3_umount.  -EOPNOTSUPP on a
+ * volume with snapshots. */
+int tux3_set_dir_index_feature(struct tux3_volume *vol, int on,
+			       uint64_t *dirs);
 
 /*
  * The probe (common/probe.c): is there a Tux3 volume on path, and what

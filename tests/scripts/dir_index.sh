@@ -90,3 +90,46 @@ elif ! "$dbg" -R "stat /big/file-with-a-longish-name-1000" "$img" \
 else
 	pass optimize-lookup
 fi
+
+# ---- tux3tune -O dir_index / ^dir_index ----
+# is_index IMAGE PATH: logical block 0 of the directory is an index root
+is_index() {
+	b=$("$dbg" -R "bmap $2 0" "$1") &&
+	dd if="$1" bs=4096 skip="$b" count=1 2>/dev/null | od -An -c -j16 -N4 |
+		grep -q 'T   3   D   X'
+}
+if [ -x "$tune" ]; then
+	img=$work/tune.img
+	"$mkfs" -q -d "$src" "$img" 32M > /dev/null 2>&1
+	manifest "$img" > "$work/m1"
+	"$tune" -O dir_index "$img" > "$work/out" 2>&1; rc=$?
+	"$fsck" -fn "$img" > "$work/out2" 2>&1; rc2=$?
+	if [ $rc -ne 0 ] || ! grep -q '1 directory indexed' "$work/out"; then
+		fail tune-set "exit $rc: $(head -2 "$work/out" | tr '\n' ' ')"
+	elif ! "$tune" -l "$img" | grep -q 'features:.*dir_index' ||
+	     ! is_index "$img" /big || is_index "$img" /small; then
+		fail tune-set "no feature bit, or /big has no index root"
+	elif [ $rc2 -ne 0 ]; then
+		fail tune-set "fsck -fn exit $rc2: $(tail -3 "$work/out2" | tr '\n' ' ')"
+	else
+		pass tune-set
+	fi
+	"$tune" -O ^dir_index "$img" > "$work/out" 2>&1; rc=$?
+	"$fsck" -fn "$img" > "$work/out2" 2>&1; rc2=$?
+	manifest "$img" > "$work/m2"
+	if [ $rc -ne 0 ] || ! grep -q '1 directory packed' "$work/out"; then
+		fail tune-clear "exit $rc: $(head -2 "$work/out" | tr '\n' ' ')"
+	elif "$tune" -l "$img" | grep -q 'features:.*dir_index' ||
+	     is_index "$img" /big; then
+		fail tune-clear "the feature bit or the index root is still there"
+	elif [ $rc2 -ne 0 ] || ! cmp -s "$work/m1" "$work/m2"; then
+		fail tune-clear "fsck exit $rc2, or the tree changed"
+	else
+		pass tune-clear
+	fi
+	"$tune" -O log_crc "$img" > /dev/null 2>&1; rc=$?
+	[ $rc -eq 2 ] && pass tune-other-feature ||
+		fail tune-other-feature "exit $rc, want 2"
+else
+	skip tune "$tune not built"
+fi
