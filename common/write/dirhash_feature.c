@@ -31,6 +31,16 @@ static int list_dir(void *ctx, const struct tux3_stat *st,
 	return 0;
 }
 
+int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n)
+{
+	struct dir_list l = { 0 };
+	static const struct tux3_walk_ops ops = { .inode = list_dir };
+	int err = tux3_walk(vol, &ops, &l);
+	*dirs = l.v;
+	*n = l.n;
+	return err;
+}
+
 /* One directory: its index built (on) or its index blocks dropped
  * (off).  *done: it changed. */
 static int follow_feature(struct tux3_volume *vol, tux3_ino_t inum, bool on,
@@ -66,7 +76,8 @@ static int follow_feature(struct tux3_volume *vol, tux3_ino_t inum, bool on,
 int tux3_set_dir_index_feature(struct tux3_volume *vol, int on,
 			       uint64_t *dirs)
 {
-	struct dir_list l = { 0 };
+	tux3_ino_t *v = NULL;
+	size_t n = 0;
 	*dirs = 0;
 	int err = tux3_set_identity(vol, NULL, NULL);	/* a record */
 	if (err)
@@ -79,15 +90,14 @@ int tux3_set_dir_index_feature(struct tux3_volume *vol, int on,
 		vol->ident.ro_compat |= TUX3_FEATURE_RO_COMPAT_DIR_INDEX;
 	else
 		vol->ident.ro_compat &= ~TUX3_FEATURE_RO_COMPAT_DIR_INDEX;
-	static const struct tux3_walk_ops ops = { .inode = list_dir };
-	err = tux3_walk(vol, &ops, &l);
-	for (size_t i = 0; !err && i < l.n; i++) {
+	err = volume_dirs(vol, &v, &n);
+	for (size_t i = 0; !err && i < n; i++) {
 		bool done = false;
 		err = change_begin(vol);
 		if (!err)
-			err = follow_feature(vol, l.v[i], on, &done);
+			err = follow_feature(vol, v[i], on, &done);
 		*dirs += done;
 	}
-	free(l.v);
+	free(v);
 	return err;
 }
