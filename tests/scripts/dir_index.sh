@@ -133,3 +133,17 @@ if [ -x "$tune" ]; then
 else
 	skip tune "$tune not built"
 fi
+
+# ---- tux3debug htree ----
+img=$work/htree.img
+"$mkfs" -q -O dir_index -d "$src" "$img" 32M > /dev/null 2>&1
+"$dbg" -R "htree -v /big" "$img" > "$work/out" 2>&1; rc=$?
+"$dbg" -R "htree /small" "$img" > "$work/out2" 2>&1
+if [ $rc -ne 0 ] || ! grep -q 'index: depth [1-9].*(current)' "$work/out" ||
+   ! grep -q 'pairs: 2000 ' "$work/out" ||
+   ! grep -q '^  slots 0-' "$work/out" ||
+   ! grep -q '^no index' "$work/out2"; then
+	fail htree "exit $rc: $(head -3 "$work/out" | tr '\n' ' ')"
+else
+	pass htree
+fi
