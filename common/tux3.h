@@ -212,6 +212,40 @@ int tux3_identity(const struct tux3_volume *vol, struct tux3_identity *id);
  * a damaged record is refused (-EUCLEAN: fsck first). */
 int tux3_set_identity(struct tux3_volume *vol, const char *label,
 		      const uint8_t *uuid);
+/* The DIR_INDEX feature (doc/format.md 15.5) set (on) or cleared, as
+ * tune2fs -O dir_index does: setting builds the on-disk index of every
+ * directory of 4 blocks or more now; clearing packs every directory
+ * that has one, so no index block is left.  *dirs: the directories
+ * changed.  Committed by tux3_sync or tux3_umount.  -EOPNOTSUPP on a
+ * volume with snapshots. */
+int tux3_set_dir_index_feature(struct tux3_volume *vol, int on,
+			       uint64_t *dirs);
+
+/* A directory's on-disk index (tux3debug htree; doc/format.md 15.5). */
+struct tux3_dir_bucket {
+	uint64_t first_slot, slots;	/* the slots that name it */
+	uint64_t logical;		/* its block in the directory */
+	unsigned depth;			/* local depth L */
+	uint32_t pairs;
+};
+struct tux3_dir_index_info {
+	int feature;		/* the volume has DIR_INDEX */
+	int present;		/* block 0 is an index block */
+	int stale;		/* of another generation than the volume's */
+	int damaged;		/* a block failed its checks: why */
+	char why[96];
+	unsigned depth;		/* global depth G */
+	uint32_t generation, volume_generation, seed;
+	uint64_t blocks;	/* of the directory */
+	uint64_t table_blocks, buckets, pairs;
+	unsigned pairs_per_bucket, slots_per_table;
+};
+typedef int (*tux3_dir_bucket_fn)(void *ctx, const struct tux3_dir_bucket *b);
+/* info filled; fn (may be NULL) called for each bucket in slot order.
+ * 0 or a negative errno (the inode is not a directory, a read failed). */
+int tux3_dir_index_info(struct tux3_volume *vol, tux3_ino_t ino,
+			struct tux3_dir_index_info *info,
+			tux3_dir_bucket_fn fn, void *ctx);
 
 /*
  * The probe (common/probe.c): is there a Tux3 volume on path, and what

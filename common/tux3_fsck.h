@@ -100,6 +100,9 @@ struct tux3_fsck_result {
 	uint64_t device_reads[TUX3_FSCK_PASSES + 1];
 	/* bytes of the namespace check's per-inode state (pass 5) */
 	uint64_t inode_state_bytes;
+	/* TUX3_FSCK_OPTIMIZE_DIRS: directories packed (rewritten), and the
+	 * blocks of every directory before and after */
+	uint64_t dirs_optimized, dir_blocks_before, dir_blocks_after;
 };
 
 enum tux3_fsck_mode {
@@ -108,6 +111,9 @@ enum tux3_fsck_mode {
 	TUX3_FSCK_REPAIR_MOUNTED_RO,	/* repair, while a read-only user
 					 * keeps the volume open */
 };
+/* Or'ed into a repair mode (fsck.tux3 -D): after pass 5 every directory
+ * is packed and its on-disk index rebuilt (format.md 15.5). */
+#define TUX3_FSCK_OPTIMIZE_DIRS	0x100
 
 /*
  * Run every pass.  Returns 0 when the passes ran (problems or not: see

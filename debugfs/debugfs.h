@@ -187,6 +187,7 @@ int cmd_replay(struct shell *sh, int argc, char **argv);
 int cmd_itree(struct shell *sh, int argc, char **argv);
 int cmd_otree(struct shell *sh, int argc, char **argv);
 int cmd_dtree(struct shell *sh, int argc, char **argv);
+int cmd_htree(struct shell *sh, int argc, char **argv);
 int cmd_blocks(struct shell *sh, int argc, char **argv);
 int cmd_icheck(struct shell *sh, int argc, char **argv);
 int cmd_ncheck(struct shell *sh, int argc, char **argv);

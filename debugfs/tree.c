@@ -1099,3 +1099,58 @@ int cmd_orphans(struct shell *sh, int argc, char **argv)
 			r.count == 1 ? "" : "s");
 	return walk_result(&r.v, err);
 }
+
+/* ---- htree: a directory's on-disk index (format.md 15.5) ---- */
+
+static int htree_bucket(void *ctx, const struct tux3_dir_bucket *b)
+{
+	struct shell *sh = ctx;
+	fprintf(sh->out, "  slots %" PRIu64 "-%" PRIu64 ": bucket at logical %"
+		PRIu64 ", depth %u, %u pairs\n", b->first_slot,
+		b->first_slot + b->slots - 1, b->logical, b->depth, b->pairs);
+	return 0;
+}
+
+int cmd_htree(struct shell *sh, int argc, char **argv)
+{
+	char seen[256] = { 0 };
+	int first;
+	tux3_ino_t ino;
+	struct tux3_dir_index_info x;
+	if (has_flag(argc, argv, "v", seen, &first) || argc - first != 1)
+		return sh_err(sh, "usage: htree [-v] PATH|<inum>");
+	const char *path = argv[first];
+	if (sh_resolve(sh, path, &ino))
+		return 1;
+	int err = tux3_dir_index_info(sh->vol, ino, &x,
+				      seen['v'] ? htree_bucket : NULL, sh);
+	if (err)
+		return sh_volerr(sh, path, err);
+	fprintf(sh->out, "directory %" PRIu64 ": %" PRIu64 " blocks; volume "
+		"%s dir_index, generation %u\n", ino, x.blocks,
+		x.feature ? "has" : "does not have", x.volume_generation);
+	if (!x.present) {
+		fprintf(sh->out, "no index (block 0 holds entries)\n");
+		return 0;
+	}
+	if (x.damaged && !x.depth && !x.table_blocks) {
+		fprintf(sh->out, "index: damaged: %s\n", x.why);
+		return 1;
+	}
+	fprintf(sh->out, "index: depth %u, %" PRIu64 " table blocks (%u slots "
+		"each), generation %u (%s), seed %#x\n", x.depth,
+		x.table_blocks, x.slots_per_table, x.generation,
+		x.stale ? "stale: not used until rebuilt" : "current",
+		x.seed);
+	if (!x.table_blocks)
+		fprintf(sh->out, "the index gave up (its names cannot be "
+			"split)\n");
+	else
+		fprintf(sh->out, "buckets: %" PRIu64 ", pairs: %" PRIu64
+			" (%.1f per bucket, at most %u)\n", x.buckets,
+			x.pairs, x.buckets ? (double)x.pairs / x.buckets : 0.0,
+			x.pairs_per_bucket);
+	if (x.damaged)
+		fprintf(sh->out, "damaged: %s\n", x.why);
+	return x.damaged;
+}

@@ -50,6 +50,7 @@ static volatile sig_atomic_t got_signal;
 
 struct opts {
 	int preen, no, yes, force, verbose, timing;
+	int optimize;		/* -D: pack every directory */
 	const struct tux3_fsck_result *res;	/* of the run, for -t */
 	int backup;		/* -b: the secondary superblock */
 	int progress_fd;	/* -1 none, 0 a bar on the terminal */
@@ -87,14 +88,15 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "Usage: fsck.tux3 [-a|-p] [-n] [-y] [-f] [-b] [-C fd] [-v] "
-		"[-V] [-t] DEVICE\n"
+	fprintf(stderr, "Usage: fsck.tux3 [-a|-p] [-n] [-y] [-f] [-b] [-D] [-C fd] "
+		"[-v] [-V] [-t] DEVICE\n"
 		"  -p, -a   repair what is safe without questions\n"
 		"  -n       check only: open read-only, answer no\n"
 		"  -y       answer yes to every question\n"
 		"  -f       check even a volume that looks clean\n"
 		"  -b       restore a primary superblock without its magic\n"
 		"           from the secondary copy (SB_BACKUP), then check\n"
+		"  -D       pack every directory and rebuild its index\n"
 		"  -C fd    progress lines \"pass current max device\" on fd;\n"
 		"           -C 0: a progress bar on the terminal\n"
 		"  -v       verbose\n"
@@ -526,13 +528,14 @@ int main(int argc, char **argv)
 	}
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, "apnyfbC:vVt")) != -1) {
+	while ((c = getopt(argc, argv, "apnyfbDC:vVt")) != -1) {
 		switch (c) {
 		case 'a': case 'p': o.preen = 1; break;
 		case 'n': o.no = 1; break;
 		case 'y': o.yes = 1; break;
 		case 'f': o.force = 1; break;
 		case 'b': o.backup = 1; break;
+		case 'D': o.optimize = o.force = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 't': o.timing = 1; break;
 		case 'V':
@@ -575,6 +578,11 @@ int main(int argc, char **argv)
 	if (o.no + o.yes + o.preen > 1) {
 		fprintf(stderr, "fsck.tux3: only one of -n, -y and -p may be "
 			"given\n");
+		return EXIT_USAGE;
+	}
+	if (o.optimize && o.no) {
+		fprintf(stderr, "fsck.tux3: -D writes the directories: it "
+			"cannot be given with -n\n");
 		return EXIT_USAGE;
 	}
 	if (o.progress_fd > 0 && fcntl(o.progress_fd, F_GETFL) < 0) {
@@ -687,6 +695,8 @@ int main(int argc, char **argv)
 	};
 	enum tux3_fsck_mode mode = o.no ? TUX3_FSCK_CHECK :
 		use == USE_RO ? TUX3_FSCK_REPAIR_MOUNTED_RO : TUX3_FSCK_REPAIR;
+	if (o.optimize)
+		mode |= TUX3_FSCK_OPTIMIZE_DIRS;
 	char err[600];
 	o.res = &res;
 	int rc = tux3_fsck_run(o.device, mode, &ops, &o, &res, err,
@@ -717,7 +727,14 @@ int main(int argc, char **argv)
 		status = EXIT_UNCORRECTED;
 		goto out;
 	}
-	if ((res.modified && res.fixed) || restored)
+	if (o.optimize)
+		printf("%s: %" PRIu64 " director%s optimized; every directory: "
+		       "%" PRIu64 " blocks before, %" PRIu64 " after\n",
+		       o.device, res.dirs_optimized,
+		       res.dirs_optimized == 1 ? "y" : "ies",
+		       res.dir_blocks_before, res.dir_blocks_after);
+	bool optimized = res.modified && res.dirs_optimized;
+	if ((res.modified && res.fixed) || restored || optimized)
 		printf("\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n",
 		       o.device);
 	bool stale = res.modified && use == USE_RO;
@@ -733,7 +750,8 @@ int main(int argc, char **argv)
 		       res.found == 1 ? "" : "s", res.fixed);
 	printf("\n");
 	status = res.unfixed ? EXIT_UNCORRECTED :
-		 res.fixed || restored ? EXIT_CORRECTED : EXIT_CLEAN;
+		 res.fixed || restored || optimized ? EXIT_CORRECTED :
+		 EXIT_CLEAN;
 	if (stale)
 		status |= EXIT_REBOOT;
 out:

@@ -1,6 +1,6 @@
 /*
  * tux3tune: a volume's identity, listed and changed offline, as tune2fs
- * -l, -L and -U do for ext4.  Label and UUID live in our superblock
+ * -l, -L, -U and -O dir_index do for ext4.  Label and UUID live in our superblock
  * extension record (doc/format.md 15.1); a change is one commit through
  * libtux3 (tux3_set_identity, then tux3_umount), which writes the
  * secondary superblock before the primary, so tux3probe and udev see the
@@ -33,12 +33,14 @@ struct request {
 	uint8_t uuid[16];
 	int set_uuid;
 	int list;
+	int dir_index;		/* -O: 1 set, -1 clear, 0 keep */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " PROG " [-l] [-L label] [-U uuid|random|time|clear] DEVICE\n");
+"usage: " PROG " [-l] [-L label] [-U uuid|random|time|clear]\n"
+"                [-O dir_index|^dir_index] DEVICE\n");
 }
 
 static void feature_names(const struct tux3_identity *id, char *buf,
@@ -130,12 +132,21 @@ static int change(const struct request *r)
 		fprintf(stderr, PROG ": %s\n", msg);
 		return EXIT_ERROR;
 	}
+	uint64_t dirs = 0;
 	if (tux3_set_identity(vol, r->label, r->set_uuid ? r->uuid : NULL) ||
+	    (r->dir_index && tux3_set_dir_index_feature(vol, r->dir_index > 0,
+							&dirs)) ||
 	    tux3_sync(vol)) {
 		int rc = fail(vol, r->device);
 		tux3_close(vol);
 		return rc;
 	}
+	if (r->dir_index)
+		printf("dir_index %s: %" PRIu64 " director%s %s\n",
+		       r->dir_index > 0 ? "set" : "cleared", dirs,
+		       dirs == 1 ? "y" : "ies",
+		       r->dir_index > 0 ? "indexed" : "packed, their index "
+		       "blocks dropped");
 	if (r->list)
 		list(vol);
 	if (tux3_umount(vol)) {
@@ -173,7 +184,7 @@ int main(int argc, char **argv)
 			tux3_version(), tux3_library_version());
 		return EXIT_ERROR;
 	}
-	while ((c = getopt(argc, argv, "lL:U:hV")) != -1) {
+	while ((c = getopt(argc, argv, "lL:U:O:hV")) != -1) {
 		switch (c) {
 		case 'l': r.list = 1; break;
 		case 'L':
@@ -194,6 +205,19 @@ int main(int argc, char **argv)
 			}
 			r.set_uuid = 1;
 			break;
+		case 'O':
+			/* the one feature that can change on a volume */
+			if (!strcmp(optarg, "dir_index")) {
+				r.dir_index = 1;
+			} else if (!strcmp(optarg, "^dir_index")) {
+				r.dir_index = -1;
+			} else {
+				fprintf(stderr, PROG ": -O %s: only dir_index "
+					"and ^dir_index can be changed\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
 			printf(PROG " (tux3-tools) %s\n", tux3_version());
@@ -201,12 +225,13 @@ int main(int argc, char **argv)
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || (!r.list && !r.label && !r.set_uuid)) {
+	if (optind != argc - 1 || (!r.list && !r.label && !r.set_uuid &&
+				    !r.dir_index)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	r.device = argv[optind];
-	if (r.label || r.set_uuid)
+	if (r.label || r.set_uuid || r.dir_index)
 		return change(&r);
 	return list_only(r.device);
 }

@@ -154,6 +154,12 @@ static void add_round(struct tux3_fsck_result *res,
 	res->aborted = r->aborted;
 	res->orphans = r->orphans;
 	res->files = r->files;
+	/* -D: a later round finds the directories packed already */
+	res->dirs_optimized += r->dirs_optimized;
+	if (!res->dir_blocks_before)
+		res->dir_blocks_before = r->dir_blocks_before;
+	if (r->dir_blocks_after)
+		res->dir_blocks_after = r->dir_blocks_after;
 	res->blocks = r->blocks;
 	res->usedblocks = r->usedblocks;
 }
@@ -183,7 +189,10 @@ int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
 		errbuf[0] = 0;
 	for (unsigned round = 1; ; round++) {
 		struct tux3_fsck_result r = { 0 };
-		struct fsck f = { .path = path, .mode = mode, .ops = ops,
+		struct fsck f = { .path = path, .ops = ops,
+				  .mode = mode & ~TUX3_FSCK_OPTIMIZE_DIRS,
+				  .optimize_dirs =
+					  (mode & TUX3_FSCK_OPTIMIZE_DIRS) != 0,
 				  .ctx = ctx, .res = &r, .round = round,
 				  .refused = &refused, .total = res };
 		err = fsck_round(&f);

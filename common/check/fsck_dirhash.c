@@ -8,33 +8,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "check/fsck_internal.h"
-
-struct dx_dirs {
-	tux3_ino_t *v;
-	size_t n, cap;
-};
-
-static int note_dir(void *ctx, const struct tux3_stat *st,
-		    tux3_block_t leafblock, unsigned bloblen)
-{
-	struct dx_dirs *d = ctx;
-	(void)leafblock;
-	(void)bloblen;
-	if (!S_ISDIR(st->mode))
-		return 0;
-	if (d->n == d->cap) {
-		size_t c = d->cap ? d->cap * 2 : 64;
-		void *v = realloc(d->v, c * sizeof(*d->v));
-		if (!v)
-			return -ENOMEM;
-		d->v = v;
-		d->cap = c;
-	}
-	d->v[d->n++] = st->ino;
-	return 0;
-}
 
 /* Pairs {hash, block} as a sorted list of 64-bit keys. */
 struct dx_keys {
@@ -239,21 +215,58 @@ static int check_dir(struct fsck *f, tux3_ino_t inum, uint8_t *blk)
 	return err < 0 && err != -EUCLEAN ? err : 0;
 }
 
+/* -D: one directory packed, its index rebuilt.  A directory pass 5
+ * could not read, or one with a block that does not decode, is left as
+ * it is (its problems were reported); a versioned volume's too. */
+static int optimize_dir(struct fsck *f, tux3_ino_t inum)
+{
+	struct tux3_volume *vol = f->vol;
+	struct tux3_fsck_result *res = f->res;
+	struct dir_compact_result c;
+	struct inode dir;
+	int err = inode_load_dir(vol, inum, &dir);
+	if (!err) {
+		err = dir_compact(vol, &dir, &c);
+		inode_free(&dir);
+	}
+	if (err == -EIO || err == -ENOMEM || err == -ENOSPC)
+		return err;
+	if (err) {
+		tux3_clear_error(vol);
+		fsck_info(f, "directory %" PRIu64 " is not optimized: %s",
+			  (uint64_t)inum, strerror(-err));
+		return 0;
+	}
+	res->dir_blocks_before += c.blocks_before;
+	res->dir_blocks_after += c.blocks_after;
+	if (c.changed) {
+		res->dirs_optimized++;
+		res->modified = 1;
+	}
+	return 0;
+}
+
 int fsck_dirhash(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
-	struct dx_dirs d = { 0 };
-	if (!vol || !dirhash_feature(vol) || f->stop)
+	tux3_ino_t *dirs = NULL;
+	size_t n = 0;
+	bool optimize = f->optimize_dirs && fsck_repairing(f);
+	if (!vol || f->stop || (!dirhash_feature(vol) && !optimize))
 		return 0;
-	static const struct tux3_walk_ops ops = { .inode = note_dir };
-	int err = tux3_walk(vol, &ops, &d);
+	int err = volume_dirs(vol, &dirs, &n);
 	tux3_clear_error(vol);
 	uint8_t *blk = malloc(vol->blocksize);
 	if (!blk)
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < d.n && !f->stop; i++)
-		err = check_dir(f, d.v[i], blk);
+	if (optimize)
+		fsck_info(f, "Pass 5A: Optimizing directories");
+	for (size_t i = 0; !err && optimize && i < n && !f->stop; i++)
+		err = optimize_dir(f, dirs[i]);
+	for (size_t i = 0; !err && dirhash_feature(vol) && i < n &&
+			   !f->stop; i++)
+		err = check_dir(f, dirs[i], blk);
 	free(blk);
-	free(d.v);
+	free(dirs);
 	return err;
 }

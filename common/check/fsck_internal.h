@@ -90,6 +90,7 @@ struct fsck {
 	const char *path;
 	struct tux3_volume *vol;	/* open from pass 2 on */
 	enum tux3_fsck_mode mode;
+	bool optimize_dirs;	/* TUX3_FSCK_OPTIMIZE_DIRS (fsck.tux3 -D) */
 	const struct tux3_fsck_ops *ops;
 	void *ctx;
 	struct tux3_fsck_result *res;

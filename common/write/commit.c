@@ -133,8 +133,10 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 			     vol->crclog : 0;
 		superext_set_crclog(vol->sbraw, n < vol->super.logcount ? n :
 				    vol->super.logcount);
-		if (vol->ident.ro_compat & TUX3_FEATURE_RO_COMPAT_DIR_INDEX)
-			superext_set_dxgen(vol->sbraw, vol->dxgen);
+		/* 0 without the feature (tux3tune -O ^dir_index) */
+		superext_set_dxgen(vol->sbraw, vol->ident.ro_compat &
+				   TUX3_FEATURE_RO_COMPAT_DIR_INDEX ?
+				   vol->dxgen : 0);
 	}
 	/* SB_BACKUP: the secondary copy of this commit, written and flushed
 	 * before the primary, so a torn primary leaves a whole copy */

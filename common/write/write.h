@@ -135,6 +135,26 @@ int dirhash_added(struct tux3_volume *vol, struct inode *dir,
 		  const char *name, unsigned len, uint64_t logical);
 int dirhash_removed(struct tux3_volume *vol, struct inode *dir,
 		    const char *name, unsigned len, uint64_t logical);
+/* Room for item n of an array *v of *cap items of size bytes (doubling
+ * from 256): 0 or -ENOMEM. */
+int array_grow(void **v, size_t *cap, size_t n, size_t size);
+
+/* ---- dir_compact.c: a directory packed (fsck.tux3 -D) ---- */
+struct dir_compact_result {
+	uint64_t entries, blocks_before, blocks_after;
+	bool changed;		/* written (else already packed) */
+};
+/* Pack dir's live records from block 0 in their order, give back the
+ * blocks left over, rebuild its on-disk index (DIR_INDEX); dir is
+ * stored.  0, -EOPNOTSUPP (a directory of a versioned volume), -EUCLEAN
+ * (a block does not decode: nothing written), or a negative errno. */
+int dir_compact(struct tux3_volume *vol, struct inode *dir,
+		struct dir_compact_result *res);
+
+/* ---- dirhash_feature.c: DIR_INDEX set or cleared (tux3tune -O) ---- */
+/* Every directory of the volume, by the walker (*dirs: the caller
+ * frees; on an error, those found before it). */
+int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n);
 
 /* ---- orphan_write.c ---- */
 int orphan_unify(struct tux3_volume *vol);
