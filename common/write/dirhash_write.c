@@ -237,23 +237,11 @@ struct dx_build {
 	uint8_t *block0;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static int build_entry(void *ctx, const struct dirent_info *d)
 {
 	struct dx_build *b = ctx;
-	if (grow((void **)&b->pair, &b->paircap, b->npairs, sizeof(*b->pair)))
+	if (array_grow((void **)&b->pair, &b->paircap, b->npairs,
+		       sizeof(*b->pair)))
 		return -ENOMEM;
 	b->pair[b->npairs++] = (struct dx_pair){
 		dirhash_name(b->seed, d->name, d->name_len),
@@ -273,8 +261,8 @@ static int build_block(void *ctx, uint64_t logical, uint64_t physical,
 	if (dirhash_is_index(blk, vol->blocksize)) {
 		if (!logical)
 			return 0;
-		if (grow((void **)&b->spare, &b->sparecap, b->nspare,
-			 sizeof(*b->spare)))
+		if (array_grow((void **)&b->spare, &b->sparecap, b->nspare,
+			       sizeof(*b->spare)))
 			return -ENOMEM;
 		b->spare[b->nspare++] = (uint32_t)logical;
 		return 0;
@@ -316,7 +304,7 @@ static int plan_leaves(const struct dx_pair *pair, size_t from, size_t to,
 		       struct dx_leaf **out, size_t *n, size_t *ncap)
 {
 	if (to - from <= cap) {
-		if (grow((void **)out, ncap, *n, sizeof(**out)))
+		if (array_grow((void **)out, ncap, *n, sizeof(**out)))
 			return -ENOMEM;
 		(*out)[(*n)++] = (struct dx_leaf){ from, to, l };
 		return 0;
