@@ -84,6 +84,8 @@ static int data_differs(struct diff *df, tux3_ino_t inum, uint64_t dtree,
 	struct inode inode = { .inum = inum, .dtree = dtree };
 	enum vfilemap_kind kind;
 	struct labels_seen s = { df, false };
+	struct root r = root_unpack(dtree);
+	df->count->roots += !r.direct;
 	int err = vfilemap_kind(df->vol, &inode, &kind);
 	if (err || kind != VFM_VLEAF)
 		return err;

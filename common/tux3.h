@@ -495,9 +495,12 @@ struct tux3_diff_inode {
 	const struct tux3_diff_entry *entries;	/* sorted by name */
 };
 /* The work done, for the tests and the benchmark: it follows the
- * elements that differ, save for the inode table's leaves. */
+ * elements that differ, save for the inode table's leaves and one path
+ * down each data tree (a file or directory of more than one extent). */
 struct tux3_diff_count {
 	uint64_t blobs;		/* inode blobs looked at (undecoded: all) */
+	uint64_t roots;		/* data trees whose first leaf was read to
+				 * tell a 2014 map from a versioned one */
 	uint64_t trees;		/* versioned data trees whose labels were read */
 	uint64_t compared;	/* inodes loaded in both versions */
 	uint64_t dirs_named;	/* directories read to name the inodes */

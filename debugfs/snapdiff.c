@@ -173,6 +173,7 @@ static void stats(struct diffout *out, const struct tux3_diff_count *c)
 		json_u64(out->json, "deleted", out->deleted);
 		json_u64(out->json, "modified", out->modified);
 		json_u64(out->json, "blobs", c->blobs);
+		json_u64(out->json, "roots", c->roots);
 		json_u64(out->json, "trees", c->trees);
 		json_u64(out->json, "compared", c->compared);
 		json_u64(out->json, "dirs_named", c->dirs_named);
@@ -181,10 +182,10 @@ static void stats(struct diffout *out, const struct tux3_diff_count *c)
 	}
 	fprintf(out->sh->out, "%" PRIu64 " created, %" PRIu64 " deleted, %"
 		PRIu64 " modified: %" PRIu64 " inode blobs scanned, %" PRIu64
-		" versioned data trees read, %" PRIu64 " inodes compared, %"
-		PRIu64 " directories read for names\n", out->created,
-		out->deleted, out->modified, c->blobs, c->trees, c->compared,
-		c->dirs_named);
+		" data tree roots and %" PRIu64 " versioned data trees read, %"
+		PRIu64 " inodes compared, %" PRIu64 " directories read for "
+		"names\n", out->created, out->deleted, out->modified, c->blobs,
+		c->roots, c->trees, c->compared, c->dirs_named);
 }
 
 int snapshot_diff(struct shell *sh, int argc, char **argv)
