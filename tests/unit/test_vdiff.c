@@ -61,16 +61,6 @@ static void diff(struct tux3_volume *vol, const char *a, const char *b,
 	CHECK_EQ(tux3_snapshot_diff(vol, a, b, path, 0, collect, s, NULL), 0);
 }
 
-static tux3_ino_t make_file(struct tux3_volume *vol, tux3_ino_t dir,
-			    const char *name, const void *buf, size_t len)
-{
-	tux3_ino_t ino = 0;
-	CHECK_EQ(tux3_create(vol, dir, name, strlen(name), 0100644, 0, 0,
-			     &ino), 0);
-	CHECK_EQ(tux3_write(vol, ino, buf, len, 0), (ssize_t)len);
-	return ino;
-}
-
 TEST(every_kind_of_change)
 {
 	static uint8_t buf[16 << 10];
@@ -81,10 +71,10 @@ TEST(every_kind_of_change)
 	tux3_ino_t d, ino;
 	memset(buf, 'a', sizeof(buf));
 	CHECK_EQ(tux3_mkdir(vol, TUX3_ROOT_INO, "d", 1, 040755, 0, 0, &d), 0);
-	tux3_ino_t big = make_file(vol, d, "big", buf, sizeof(buf));
-	tux3_ino_t small = make_file(vol, d, "small", "hello", 5);
-	tux3_ino_t gone = make_file(vol, TUX3_ROOT_INO, "gone", "bye", 3);
-	tux3_ino_t same = make_file(vol, TUX3_ROOT_INO, "same", "same", 4);
+	tux3_ino_t big = file_made(vol, d, "big", buf, sizeof(buf));
+	tux3_ino_t small = file_made(vol, d, "small", "hello", 5);
+	tux3_ino_t gone = file_made(vol, TUX3_ROOT_INO, "gone", "bye", 3);
+	tux3_ino_t same = file_made(vol, TUX3_ROOT_INO, "same", "same", 4);
 	/* no versions yet: the live version against itself */
 	diff(vol, NULL, "", NULL, &s);
 	CHECK_EQ(s.n, 0);
@@ -96,7 +86,7 @@ TEST(every_kind_of_change)
 	CHECK_EQ(tux3_rename(vol, d, "small", 5, TUX3_ROOT_INO, "moved", 5,
 			     0), 0);
 	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "gone", 4), 0);
-	tux3_ino_t made = make_file(vol, d, "made", "new", 3);
+	tux3_ino_t made = file_made(vol, d, "made", "new", 3);
 	CHECK_EQ(tux3_truncate(vol, big, 12 << 10), 0);
 	CHECK_EQ(tux3_snapshot_create(vol, "s2", NULL), 0);
 
@@ -191,7 +181,7 @@ static struct cost one_change(unsigned files)
 	}
 	for (unsigned i = 0; i < files; i++) {
 		snprintf(name, sizeof(name), "f%u", i);
-		tux3_ino_t ino = make_file(vol, dir[i % 100], name, buf,
+		tux3_ino_t ino = file_made(vol, dir[i % 100], name, buf,
 					   i == files / 2 ? sizeof(buf) : 16);
 		if (i == files / 2)
 			target = ino;
