@@ -45,6 +45,31 @@ int version_repair_table(struct tux3_volume *vol);
 int version_inodes(struct tux3_volume *vol, const char *why,
 		   tux3_ino_t **ino, size_t *n);
 
+/* ---- snapshot_diff_inode.c: one inode in two versions ---- */
+/* What differs about an inode (d.what 0: nothing); the arrays and the
+ * names are the item's (diff_item_free). */
+struct diff_item {
+	struct tux3_diff_inode d;
+	struct tux3_diff_range *ranges;
+	char **xattrs;
+	struct tux3_diff_entry *entries;
+	size_t capr, capx, cape;
+	char *path_a, *path_b;
+};
+/* The inode read in the versions tagged tag_a and tag_b (0: the live
+ * one) and compared; the selected version is left as it was. */
+int diff_inode(struct tux3_volume *vol, tux3_ino_t ino, uint32_t tag_a,
+	       uint32_t tag_b, struct diff_item *it);
+void diff_item_free(struct diff_item *it);
+
+/* ---- walk.c ---- */
+/* Every inode's blob in the inode table, undecoded, in inode order (the
+ * itree's nodes and leaves read, nothing else).  fn's non-zero return
+ * stops the walk and is returned. */
+typedef int (*walk_blob_fn)(void *ctx, tux3_ino_t inum, const uint8_t *blob,
+			    unsigned len, tux3_block_t leafblock);
+int walk_inode_blobs(struct tux3_volume *vol, walk_blob_fn fn, void *ctx);
+
 /* ---- snapshot_compact.c (doc/format.md 17.8) ---- */
 /* A volume whose table holds the live version alone taken back to the
  * 2014 format in the open delta: every inode rewritten (vinode_compact),

@@ -485,6 +485,69 @@ struct tux3_compact_report {
 int tux3_snapshot_compact(struct tux3_volume *vol,
 			  struct tux3_compact_report *rep);
 
+/*
+ * What differs between two versions (doc/format.md 17.9): a and b are
+ * snapshot names, NULL or "" the live version.  A version reads, at
+ * every key, the element of its nearest ancestor, so two versions read
+ * alike wherever no element carries a label on one's ancestor chain and
+ * not on the other's: only the inodes with such an element (an
+ * attribute, or a record of a versioned data tree) are loaded and
+ * compared, in both versions.  fn is called once per inode that differs,
+ * in inode order, with everything that differs about it.  path (NULL:
+ * the whole volume) keeps the inodes named under that directory in
+ * either version; TUX3_DIFF_NO_NAMES skips naming them (the search of
+ * the namespace the format needs for a name: it has no parent pointers).
+ */
+enum {
+	TUX3_DIFF_CREATED = 1 << 0,	/* in b only */
+	TUX3_DIFF_DELETED = 1 << 1,	/* in a only */
+	TUX3_DIFF_DATA = 1 << 2,	/* data blocks differ: ranges */
+	TUX3_DIFF_SIZE = 1 << 3,
+	TUX3_DIFF_MODE = 1 << 4,	/* type or permissions */
+	TUX3_DIFF_OWNER = 1 << 5,	/* uid or gid */
+	TUX3_DIFF_TIMES = 1 << 6,	/* mtime or ctime */
+	TUX3_DIFF_NLINK = 1 << 7,
+	TUX3_DIFF_XATTR = 1 << 8,	/* xattrs: names */
+	TUX3_DIFF_TARGET = 1 << 9,	/* a symlink's target, a device's rdev */
+	TUX3_DIFF_ENTRIES = 1 << 10,	/* a directory's entries: entries */
+	TUX3_DIFF_RENAMED = 1 << 11,	/* in both, under other names */
+};
+#define TUX3_DIFF_NO_NAMES 1u
+struct tux3_diff_range {
+	uint64_t block, count;		/* logical blocks */
+};
+struct tux3_diff_entry {
+	const char *name;
+	tux3_ino_t ino_a, ino_b;	/* what the name is in a and b (0: none) */
+};
+struct tux3_diff_inode {
+	tux3_ino_t ino;
+	unsigned what;			/* TUX3_DIFF_* */
+	int in_a, in_b;
+	struct tux3_stat a, b;		/* valid where it exists */
+	const char *path_a, *path_b;	/* NULL: not named (an orphan, or
+					 * TUX3_DIFF_NO_NAMES) */
+	unsigned nranges, nxattrs, nentries;
+	const struct tux3_diff_range *ranges;
+	const char *const *xattrs;	/* names of the xattrs that differ */
+	const struct tux3_diff_entry *entries;	/* sorted by name */
+};
+/* The work done, for the tests and the benchmark: it follows the
+ * elements that differ, save for the inode table's leaves and one path
+ * down each data tree (a file or directory of more than one extent). */
+struct tux3_diff_count {
+	uint64_t blobs;		/* inode blobs looked at (undecoded: all) */
+	uint64_t roots;		/* data trees whose first leaf was read to
+				 * tell a 2014 map from a versioned one */
+	uint64_t trees;		/* versioned data trees whose labels were read */
+	uint64_t compared;	/* inodes loaded in both versions */
+	uint64_t dirs_named;	/* directories read to name the inodes */
+};
+typedef int (*tux3_diff_fn)(void *ctx, const struct tux3_diff_inode *d);
+int tux3_snapshot_diff(struct tux3_volume *vol, const char *a, const char *b,
+		       const char *path, unsigned flags, tux3_diff_fn fn,
+		       void *ctx, struct tux3_diff_count *count);
+
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);
 tux3_ino_t tux3_orphan(const struct tux3_volume *vol, unsigned i);

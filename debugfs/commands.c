@@ -121,7 +121,7 @@ struct ls_ctx {
 	struct json *json;
 };
 
-static void ls_json_stat(struct json *j, const struct tux3_stat *st)
+void json_stat(struct json *j, const struct tux3_stat *st)
 {
 	json_u64(j, "mode", st->mode);
 	json_u64(j, "nlink", st->nlink);
@@ -156,7 +156,7 @@ static void ls_line(struct ls_ctx *l, const char *name, unsigned len,
 		if (deleted)
 			json_bool(l->json, "deleted", 1);
 		if (have)
-			ls_json_stat(l->json, &st);
+			json_stat(l->json, &st);
 		json_close(l->json, '}');
 		return;
 	}

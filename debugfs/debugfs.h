@@ -153,11 +153,15 @@ void json_i64(struct json *j, const char *key, int64_t v);
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
 void json_hex(struct json *j, const char *key, const void *buf, size_t n);
+/* commands.c: mode, nlink, uid, gid, size, mtime_ns of a stat */
+void json_stat(struct json *j, const struct tux3_stat *st);
 
 /* table.c */
 int cmd_help(struct shell *sh, int argc, char **argv);
 int cmd_quit(struct shell *sh, int argc, char **argv);
 int cmd_snapshot(struct shell *sh, int argc, char **argv);
+/* snapdiff.c: snapshot diff (called by cmd_snapshot) */
+int snapshot_diff(struct shell *sh, int argc, char **argv);
 
 /* tux3debug.c: sessions */
 int cmd_open(struct shell *sh, int argc, char **argv);

@@ -180,8 +180,10 @@ const struct command commands[] = {
 	  "the version tree: the live version, snapshots and ghosts", 1, 0,
 	  ".", NULL, cmd_versions },
 	{ "snapshot", "snap", "Snapshots",
-	  "snapshot list [-s] | create TAG [--of OTHER] | delete TAG",
-	  "list, make or remove snapshots (create and delete: -w)", 1, 0,
+	  "snapshot list [-s] | create TAG [--of OTHER] | delete TAG | "
+	  "compact | diff [--json] [--no-names] [--stats] A B [PATH]",
+	  "list, make, remove or compare snapshots (@: the live version; "
+	  "create, delete and compact: -w)", 1, 0,
 	  ".", NULL, cmd_snapshot },
 	/* ---- Shell ---- */
 	{ "open", NULL, "Shell", "open [-w|-c] DEVICE",

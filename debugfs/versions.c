@@ -203,6 +203,8 @@ static int snapshot_compact(struct shell *sh, int argc, char **argv)
 
 int cmd_snapshot(struct shell *sh, int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "diff"))
+		return snapshot_diff(sh, argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "compact"))
 		return snapshot_compact(sh, argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "create"))
@@ -211,7 +213,7 @@ int cmd_snapshot(struct shell *sh, int argc, char **argv)
 		return snapshot_delete(sh, argc, argv);
 	if (argc < 2 || strcmp(argv[1], "list"))
 		return sh_err(sh, "usage: snapshot list [-s] | create TAG "
-			      "[--of OTHER] | delete TAG | compact");
+			      "[--of OTHER] | delete TAG | compact | diff A B [PATH]");
 	bool space = argc == 3 && !strcmp(argv[2], "-s");
 	if (argc != 2 && !space)
 		return sh_err(sh, "usage: snapshot list [-s]");

@@ -3,7 +3,8 @@
 # file, populate it from a directory tree (this repository's own sources
 # and docs, plus a sparse file, a symlink and a hard link), check it,
 # and read it back: manifest, restore with rdump, compare with the source;
-# take a snapshot, change a file, and read both versions;
+# take a snapshot, change a file, read both versions and print what
+# differs between them (snapshot diff);
 # end by drawing the volume with tux3dot (DEMO_OUT, default
 # BUILD/demo.svg and BUILD/demo.dot).
 set -eu
@@ -65,6 +66,14 @@ else
 	exit 1
 fi
 "$dbg" -R "snapshot list -s" "$img"
+echo "== what differs between the snapshot and the live version (@), from the element lists"
+echo "   (write -f made /README.md a new inode; the old one keeps its hard link)"
+"$dbg" -R "snapshot diff --stats before-change @" "$img" > "$work/diff"
+cat "$work/diff"
+if ! grep -q '^+  /README.md$' "$work/diff"; then
+	echo "demo: snapshot diff does not show the changed README" >&2
+	exit 1
+fi
 "$top/$build/fsck.tux3" -fn "$img" | tail -1
 echo
 echo "== free space"

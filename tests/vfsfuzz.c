@@ -30,7 +30,10 @@
  * the version written and the same inode in one other version; every K
  * operations (default 200), after every reopen and at the end every
  * version is checked completely: each directory's listing (tux3_readdir),
- * lookups, each file's stat, bytes and xattrs.  An unexpected result from
+ * lookups, each file's stat, bytes and xattrs; and tux3_snapshot_diff of
+ * three pairs of versions against the two models (the diff oracle: every
+ * inode it reports differs in the models as it says, and every inode
+ * that differs there is reported).  An unexpected result from
  * the library is a failure: the op number, seed, op, version and error are
  * printed, exit 1.  At the end the volume is committed, closed and checked
  * by tux3_fsck_run (read-only) unless --no-fsck: exit 3 if it found
@@ -132,6 +135,7 @@ static const unsigned weight[OP_COUNT] = {
 	[OP_SYNC] = 20, [OP_UNIFY] = 4, [OP_REOPEN] = 3,
 };
 static uint64_t opcount[OP_COUNT], snaps_made, snaps_deleted, full_checks;
+static uint64_t diffs_checked;	/* snapshot diff against the models */
 static uint64_t nospace;	/* changes refused with ENOSPC */
 
 /* ---- random numbers (xorshift64*) ---- */
@@ -653,6 +657,204 @@ static void check_version(unsigned vi)
 	}
 }
 
+/* ---- the diff oracle: tux3_snapshot_diff against the two models ---- */
+
+struct diffseen {
+	unsigned n;
+	tux3_ino_t ino[4 * MAXF];
+	unsigned what[4 * MAXF];
+};
+
+static int diff_one(void *ctx, const struct tux3_diff_inode *d)
+{
+	struct diffseen *s = ctx;
+	if (s->n == 4 * MAXF)
+		fail("snapshot diff: more inodes differ than the models have");
+	s->ino[s->n] = d->ino;
+	s->what[s->n++] = d->what;
+	return 0;
+}
+
+/* The model's object with inode ino in version v, or -1. */
+static int model_obj(const struct ver *v, tux3_ino_t ino)
+{
+	for (unsigned i = 0; i < MAXF; i++)
+		if (v->obj[i].used && v->obj[i].ino == ino)
+			return (int)i;
+	return -1;
+}
+
+static int model_dir(const struct ver *v, tux3_ino_t ino)
+{
+	for (unsigned d = 0; d < NDIR; d++)
+		if (v->dir[d].exists && v->dir[d].ino == ino)
+			return (int)d;
+	return -1;
+}
+
+/* Does version v name ino as name in the directory of inode dino?  (A
+ * name is its directory's inode and the name: renaming a directory
+ * leaves the names in it as they are.) */
+static bool has_name(const struct ver *v, tux3_ino_t dino, unsigned name,
+		     tux3_ino_t ino)
+{
+	for (unsigned i = 0; i < MAXF; i++)
+		if (v->dent[i].used && v->dir[v->dent[i].dir].ino == dino &&
+		    v->dent[i].name == name && v->obj[v->dent[i].obj].ino == ino)
+			return true;
+	return false;
+}
+
+/* A name of ino in a that b lacks (files: dent; directories: the slot). */
+static bool lost_name(const struct ver *a, const struct ver *b,
+		      tux3_ino_t ino)
+{
+	for (unsigned i = 0; i < MAXF; i++) {
+		const struct dent *e = &a->dent[i];
+		if (e->used && a->obj[e->obj].ino == ino &&
+		    !has_name(b, a->dir[e->dir].ino, e->name, ino))
+			return true;
+	}
+	int d = model_dir(a, ino);
+	return d > 0 && !(b->dir[d].exists && b->dir[d].ino == ino);
+}
+
+/* What differs about directory d's entries (names to inodes). */
+static bool entries_differ(const struct ver *a, const struct ver *b,
+			   unsigned da, unsigned db)
+{
+	for (unsigned pass = 0; pass < 2; pass++) {
+		const struct ver *x = pass ? b : a, *y = pass ? a : b;
+		unsigned dx = pass ? db : da, dy = pass ? da : db;
+		for (unsigned i = 0; i < MAXF; i++) {
+			const struct dent *e = &x->dent[i];
+			if (e->used && e->dir == dx &&
+			    !has_name(y, y->dir[dy].ino, e->name,
+				      x->obj[e->obj].ino))
+				return true;
+		}
+		if (dx == 0)
+			for (unsigned sd = 1; sd < NDIR; sd++)
+				if (x->dir[sd].exists &&
+				    !(y->dir[sd].exists &&
+				      y->dir[sd].ino == x->dir[sd].ino))
+					return true;
+	}
+	return false;
+}
+
+static bool xattrs_differ(const struct obj *x, const struct obj *y)
+{
+	for (unsigned k = 0; k < NXA; k++)
+		if (x->xset[k] != y->xset[k] ||
+		    (x->xset[k] && (x->xlen[k] != y->xlen[k] ||
+				    memcmp(x->xval[k], y->xval[k], x->xlen[k]))))
+			return true;
+	return false;
+}
+
+/* What the models say differs about ino, and (*data) whether its bytes
+ * do; *mask: what the models can say. */
+static unsigned model_diff(const struct ver *a, const struct ver *b,
+			   tux3_ino_t ino, unsigned *mask, bool *data)
+{
+	int oa = model_obj(a, ino), ob = model_obj(b, ino);
+	int da = model_dir(a, ino), db = model_dir(b, ino);
+	bool ina = oa >= 0 || da >= 0, inb = ob >= 0 || db >= 0;
+	unsigned what = 0;
+	*data = false;
+	*mask = TUX3_DIFF_CREATED | TUX3_DIFF_DELETED | TUX3_DIFF_RENAMED |
+		TUX3_DIFF_MODE | TUX3_DIFF_ENTRIES;
+	if (!ina || !inb) {
+		/* (a directory's entries are listed too: not modelled) */
+		*mask = TUX3_DIFF_CREATED | TUX3_DIFF_DELETED;
+		return ina ? TUX3_DIFF_DELETED : inb ? TUX3_DIFF_CREATED : 0;
+	}
+	if (lost_name(a, b, ino) && lost_name(b, a, ino))
+		what |= TUX3_DIFF_RENAMED;
+	if (da >= 0) {
+		if (db < 0 || a->dir[da].mode != b->dir[db].mode)
+			what |= TUX3_DIFF_MODE;
+		if (db >= 0 && entries_differ(a, b, (unsigned)da, (unsigned)db))
+			what |= TUX3_DIFF_ENTRIES;
+		return what;
+	}
+	const struct obj *x = &a->obj[oa], *y = &b->obj[ob];
+	*mask |= TUX3_DIFF_OWNER | TUX3_DIFF_SIZE | TUX3_DIFF_NLINK |
+		 TUX3_DIFF_XATTR;
+	what |= (x->mode != y->mode ? TUX3_DIFF_MODE : 0) |
+		(x->uid != y->uid || x->gid != y->gid ? TUX3_DIFF_OWNER : 0) |
+		(x->size != y->size ? TUX3_DIFF_SIZE : 0) |
+		(x->nlink != y->nlink ? TUX3_DIFF_NLINK : 0) |
+		(xattrs_differ(x, y) ? TUX3_DIFF_XATTR : 0);
+	uint64_t common = x->size < y->size ? x->size : y->size;
+	*data = !x->symlink && memcmp(x->data, y->data, common);
+	return what;
+}
+
+static void check_diff_names(unsigned vi, unsigned vj)
+{
+	const struct ver *a = &ver[vi], *b = &ver[vj];
+	static struct diffseen s;
+	s.n = 0;
+	int r = tux3_snapshot_diff(vol, a->name, b->name, NULL,
+				   TUX3_DIFF_NO_NAMES, diff_one, &s, NULL);
+	if (r)
+		fail("tux3_snapshot_diff '%s' '%s': %d", a->name, b->name, r);
+	/* every inode the library reports, against the models */
+	for (unsigned i = 0; i < s.n; i++) {
+		unsigned mask;
+		bool data;
+		unsigned want = model_diff(a, b, s.ino[i], &mask, &data);
+		if (model_obj(a, s.ino[i]) < 0 && model_dir(a, s.ino[i]) < 0 &&
+		    model_obj(b, s.ino[i]) < 0 && model_dir(b, s.ino[i]) < 0)
+			fail("snapshot diff '%s' '%s': inode %" PRIu64 " is "
+			     "in neither model", a->name, b->name, s.ino[i]);
+		if ((s.what[i] & mask) != want ||
+		    (data && !(s.what[i] & TUX3_DIFF_DATA)))
+			fail("snapshot diff '%s' '%s': inode %" PRIu64 ": what "
+			     "%#x, the models say %#x (of %#x)%s", a->name,
+			     b->name, s.ino[i], s.what[i], want, mask,
+			     data ? ", data" : "");
+	}
+	/* every inode the models see differ is reported */
+	for (unsigned side = 0; side < 2; side++) {
+		const struct ver *v = side ? b : a;
+		for (unsigned k = 0; k < MAXF + NDIR; k++) {
+			tux3_ino_t ino = k < MAXF ? (v->obj[k].used ?
+				v->obj[k].ino : 0) : (v->dir[k - MAXF].exists ?
+				v->dir[k - MAXF].ino : 0);
+			unsigned mask, seen = 0;
+			bool data;
+			if (!ino || (!model_diff(a, b, ino, &mask, &data) &&
+				     !data))
+				continue;
+			for (unsigned i = 0; i < s.n; i++)
+				seen |= s.ino[i] == ino;
+			if (!seen)
+				fail("snapshot diff '%s' '%s': inode %" PRIu64
+				     " differs in the models, not reported",
+				     a->name, b->name, ino);
+		}
+	}
+}
+
+/* A few pairs per full check, the live version and snapshots in turn
+ * (chosen without the workload's random numbers). */
+static void check_diffs(void)
+{
+	unsigned used[MAXV], n = 0;
+	for (unsigned vi = 0; vi < MAXV; vi++)
+		if (ver[vi].used)
+			used[n++] = vi;
+	for (unsigned k = 0; k < 3 && n > 1; k++) {
+		unsigned i = (unsigned)((full_checks + k) % n);
+		unsigned j = (unsigned)((full_checks * 7 + k * 3 + 1) % n);
+		check_diff_names(used[i], used[j == i ? (j + 1) % n : j]);
+		diffs_checked++;
+	}
+}
+
 static void check_all(const char *why)
 {
 	full_checks++;
@@ -661,6 +863,7 @@ static void check_all(const char *why)
 	for (unsigned vi = 0; vi < MAXV; vi++)
 		if (ver[vi].used)
 			check_version(vi);
+	check_diffs();
 	/* the snapshot names the library knows are the model's */
 	struct tux3_version_info *list;
 	unsigned count, named = 0;
@@ -1591,11 +1794,12 @@ int main(int argc, char **argv)
 	double t1 = now();
 
 	printf("vfsfuzz: seed %" PRIu64 ": %" PRIu64 " ops in %.2f s (%.0f "
-	       "ops/s), %" PRIu64 " full checks, %" PRIu64 " snapshots made, %"
+	       "ops/s), %" PRIu64 " full checks, %" PRIu64 " diffs checked, %"
+	       PRIu64 " snapshots made, %"
 	       PRIu64 " deleted, %u at the end, %" PRIu64 " changes refused "
 	       "(ENOSPC)\n", seed, nops, t1 - t0,
 	       (double)nops / (t1 - t0 > 0 ? t1 - t0 : 1), full_checks,
-	       snaps_made, snaps_deleted, nversions() - 1, nospace);
+	       diffs_checked, snaps_made, snaps_deleted, nversions() - 1, nospace);
 	printf("vfsfuzz: ops:");
 	for (unsigned k = 0; k < OP_COUNT; k++)
 		printf(" %s %" PRIu64, opname[k], opcount[k]);

@@ -84,20 +84,6 @@ void vns_index_free(struct vns_index *ix)
 	free(ix);
 }
 
-/* Room for one more of n elements of size bytes in *v (*cap of them). */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *p = realloc(*v, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = ncap;
-	return 0;
-}
-
 static void note_label(struct vns_index *ix, uint64_t inum, unsigned label)
 {
 	if (!label || label >= VERSION_LABELS)
@@ -113,7 +99,7 @@ static void note_label(struct vns_index *ix, uint64_t inum, unsigned label)
 		return;
 	ix->seen[label / 8] |= bit;
 	ix->seenlist[ix->nseen++] = (uint16_t)label;
-	if (grow((void **)&ix->p, &ix->cap, ix->n, sizeof(*ix->p))) {
+	if (array_grow((void **)&ix->p, &ix->cap, ix->n, sizeof(*ix->p))) {
 		ix->nomem = true;
 		return;
 	}
@@ -139,7 +125,7 @@ static void note_type(struct vns_index *ix, uint64_t inum,
 	}
 	if (!versioned)
 		return;
-	if (grow((void **)&ix->t, &ix->capt, ix->nt, sizeof(*ix->t))) {
+	if (array_grow((void **)&ix->t, &ix->capt, ix->nt, sizeof(*ix->t))) {
 		ix->nomem = true;
 		return;
 	}
@@ -279,8 +265,8 @@ static int save(struct vns *s, uint32_t i)
 {
 	if (s->stamp[i] == s->step)
 		return 0;
-	if (grow((void **)&s->undo, &s->capundo, s->nundo,
-		 sizeof(*s->undo)))
+	if (array_grow((void **)&s->undo, &s->capundo, s->nundo,
+		       sizeof(*s->undo)))
 		return -ENOMEM;
 	s->undo[s->nundo++] = (struct vns_saved){ i, s->node[i] };
 	s->stamp[i] = s->step;
@@ -552,8 +538,8 @@ static int base_build(struct vns *s)
 
 static int push_list(struct vns *s, uint32_t slot)
 {
-	if (grow((void **)&s->lundo, &s->caplundo, s->nlundo,
-		 sizeof(*s->lundo)))
+	if (array_grow((void **)&s->lundo, &s->caplundo, s->nlundo,
+		       sizeof(*s->lundo)))
 		return -ENOMEM;
 	s->lundo[s->nlundo++] = (struct vns_lsaved){ slot, s->lists[slot] };
 	s->lists[slot] = (struct vns_list){ 0 };

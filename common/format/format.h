@@ -167,6 +167,12 @@ unsigned ileaf_valid_prefix(const uint8_t *leaf, unsigned blocksize);
 /* Blob of inum in a checked leaf: 0 found (len may be 0 = absent). */
 int ileaf_blob(const uint8_t *leaf, unsigned blocksize, uint64_t inum,
 	       const uint8_t **blob, unsigned *len);
+/* Every inode a checked leaf holds (len > 0), in inode order; fn's
+ * non-zero return stops the loop and is returned. */
+typedef int (*ileaf_blob_fn)(void *ctx, uint64_t inum, const uint8_t *blob,
+			     unsigned len);
+int ileaf_each(const uint8_t *leaf, unsigned blocksize, ileaf_blob_fn fn,
+	       void *ctx);
 static inline unsigned ileaf_count(const uint8_t *l) { return be16(l + 2); }
 static inline uint64_t ileaf_ibase(const uint8_t *l) { return be64(l + 8) & TUX3_MAX_BLOCK; }
 /* Write side (pure buffer operations; errors are negative errno). */

@@ -115,6 +115,21 @@ int ileaf_blob(const uint8_t *leaf, unsigned blocksize, uint64_t inum,
 	return 0;
 }
 
+int ileaf_each(const uint8_t *leaf, unsigned blocksize, ileaf_blob_fn fn,
+	       void *ctx)
+{
+	uint64_t ibase = ileaf_ibase(leaf);
+	for (unsigned k = 0; k < ileaf_count(leaf); k++) {
+		const uint8_t *blob;
+		unsigned len;
+		ileaf_blob(leaf, blocksize, ibase + k, &blob, &len);
+		int r = len ? fn(ctx, ibase + k, blob, len) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static int itree_leaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 			    uint64_t blocknr, uint64_t lo, uint64_t hi)
 {

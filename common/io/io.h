@@ -103,4 +103,8 @@ int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
 int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
 int64_t vol_now(const struct tux3_volume *vol);	/* ns since the epoch */
 
+/* array.c: room for one more of n elements of size bytes in *v (*cap of
+ * them), the capacity doubled when full; -ENOMEM. */
+int array_grow(void **v, size_t *cap, size_t n, size_t size);
+
 #endif

@@ -237,19 +237,6 @@ struct dx_build {
 	uint8_t *block0;
 };
 
-int array_grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static int build_entry(void *ctx, const struct dirent_info *d)
 {
 	struct dx_build *b = ctx;
@@ -275,7 +262,7 @@ static int build_block(void *ctx, uint64_t logical, uint64_t physical,
 		if (!logical)
 			return 0;
 		if (array_grow((void **)&b->spare, &b->sparecap, b->nspare,
-			 sizeof(*b->spare)))
+			       sizeof(*b->spare)))
 			return -ENOMEM;
 		b->spare[b->nspare++] = (uint32_t)logical;
 		return 0;

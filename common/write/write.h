@@ -135,9 +135,6 @@ int dirhash_added(struct tux3_volume *vol, struct inode *dir,
 		  const char *name, unsigned len, uint64_t logical);
 int dirhash_removed(struct tux3_volume *vol, struct inode *dir,
 		    const char *name, unsigned len, uint64_t logical);
-/* Room for item n of an array *v of *cap items of size bytes (doubling
- * from 256): 0 or -ENOMEM. */
-int array_grow(void **v, size_t *cap, size_t n, size_t size);
 
 /* ---- dir_compact.c: a directory packed (fsck.tux3 -D) ---- */
 struct dir_compact_result {

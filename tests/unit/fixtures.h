@@ -223,4 +223,16 @@ static inline const char *scratch_copy(const char *name)
 	return scratch_path();
 }
 
+/* A regular file made in dir and written with buf (the versions tests). */
+static inline tux3_ino_t file_made(struct tux3_volume *vol, tux3_ino_t dir,
+				   const char *name, const void *buf,
+				   size_t len)
+{
+	tux3_ino_t ino = 0;
+	CHECK_EQ(tux3_create(vol, dir, name, strlen(name), 0100644, 0, 0,
+			     &ino), 0);
+	CHECK_EQ(tux3_write(vol, ino, buf, len, 0), (ssize_t)len);
+	return ino;
+}
+
 #endif

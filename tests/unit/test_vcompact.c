@@ -117,16 +117,6 @@ static void check_2014(const char *path, uint64_t digest)
 	fsck_clean(path);
 }
 
-static tux3_ino_t make_file(struct tux3_volume *vol, tux3_ino_t dir,
-			    const char *name, const void *buf, size_t len)
-{
-	tux3_ino_t ino = 0;
-	CHECK_EQ(tux3_create(vol, dir, name, strlen(name), 0100644, 0, 0,
-			     &ino), 0);
-	CHECK_EQ(tux3_write(vol, ino, buf, len, 0), (ssize_t)len);
-	return ino;
-}
-
 /* Snapshots of the live version and of a snapshot, and every kind of
  * change in the live version and in a snapshot: data rewritten in the
  * middle of a file of many leaves, a truncate, xattrs set and removed, a
@@ -139,9 +129,9 @@ static void lived_with_snapshots(const char *path, uint64_t *digest)
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + i / 511);
 	CHECK_EQ(tux3_mkdir(vol, TUX3_ROOT_INO, "d", 1, 040755, 0, 0, &d), 0);
-	tux3_ino_t big = make_file(vol, d, "big", buf, sizeof(buf));
-	tux3_ino_t small = make_file(vol, d, "small", "hello", 5);
-	make_file(vol, d, "gone", "bye", 3);
+	tux3_ino_t big = file_made(vol, d, "big", buf, sizeof(buf));
+	tux3_ino_t small = file_made(vol, d, "small", "hello", 5);
+	file_made(vol, d, "gone", "bye", 3);
 	CHECK_EQ(tux3_setxattr(vol, small, "user.a", "one", 3, 0), 0);
 	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
 	/* every other block of big rewritten: many records, many leaves */
@@ -155,7 +145,7 @@ static void lived_with_snapshots(const char *path, uint64_t *digest)
 	CHECK_EQ(tux3_setattr(vol, small, &sa), 0);
 	CHECK_EQ(tux3_rename(vol, d, "small", 5, d, "renamed", 7, 0), 0);
 	CHECK_EQ(tux3_unlink(vol, d, "gone", 4), 0);
-	make_file(vol, TUX3_ROOT_INO, "new", "new", 3);
+	file_made(vol, TUX3_ROOT_INO, "new", "new", 3);
 	CHECK_EQ(tux3_snapshot_create(vol, "s2", "s1"), 0);
 	/* a write in s1, which has a child: s1 moves to an implicit child */
 	CHECK_EQ(tux3_version_select(vol, "s1"), 0);
