@@ -232,6 +232,8 @@ int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
 		inode.gid = sa->gid;
 	if (sa->valid & TUX3_SET_MTIME)
 		inode.mtime = sa->mtime_ns;
+	if (sa->valid & TUX3_SET_ATIME)
+		inode_atime_set(vol, &inode, sa->atime_ns);
 	if (sa->valid & TUX3_SET_SIZE) {
 		if (!S_ISREG(inode.mode))
 			err = -EINVAL;

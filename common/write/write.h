@@ -88,6 +88,12 @@ int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum);
 int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
 	       uint64_t inum, const uint8_t *blob, unsigned len);
 
+/* ---- atime.c ---- */
+/* Give inode the ATIME attribute with this value, on a volume with the
+ * atime feature (format.md 15.6); nothing elsewhere. */
+void inode_atime_set(const struct tux3_volume *vol, struct inode *inode,
+		     int64_t atime_ns);
+
 /* ---- filemap_write.c ---- */
 int filemap_set(struct tux3_volume *vol, struct inode *inode,
 		uint64_t logical, uint64_t physical, uint64_t count);
