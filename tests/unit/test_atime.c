@@ -8,15 +8,26 @@
  */
 #include "fixtures.h"
 
+#define SEC 1000000000LL
+
+/* the volume at path, opened in mode (the test stops if it cannot be) */
 static struct tux3_volume *open_as(const char *path, int mode)
 {
 	struct tux3_volume *vol = NULL;
-	char msg[512];
-	int err = tux3_open_err(path, mode, &vol, msg, sizeof(msg));
-	if (err)
-		fprintf(stderr, "open: %s\n", msg);
-	CHECK_EQ(err, 0);
+	CHECK_EQ(tux3_open(path, mode, &vol), 0);
 	return vol;
+}
+
+/* a new file "f" in the root, given atime 5 s and mtime 7 s */
+static tux3_ino_t file_at_5_7(struct tux3_volume *vol)
+{
+	tux3_ino_t f;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0100644, 0, 0, &f),
+		 0);
+	struct tux3_setattr sa = { .valid = TUX3_SET_ATIME | TUX3_SET_MTIME,
+				   .atime_ns = 5 * SEC, .mtime_ns = 7 * SEC };
+	CHECK_EQ(tux3_setattr(vol, f, &sa), 0);
+	return f;
 }
 
 static const char *atime_volume(uint32_t incompat)
@@ -30,8 +41,6 @@ static const char *atime_volume(uint32_t incompat)
 	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
 	return scratch_path();
 }
-
-#define SEC 1000000000LL
 
 TEST(relatime_rules)
 {
@@ -63,11 +72,7 @@ TEST(stored_and_kept)
 	CHECK(!memcmp(vol->super.magic, "tux3inc1", 8));
 	CHECK_EQ(tux3_stat(vol, TUX3_ROOT_INO, &st), 0);
 	CHECK_EQ(st.atime_ns, 1);
-	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0100644, 0, 0, &f),
-		 0);
-	struct tux3_setattr sa = { .valid = TUX3_SET_ATIME | TUX3_SET_MTIME,
-				   .atime_ns = 5 * SEC, .mtime_ns = 7 * SEC };
-	CHECK_EQ(tux3_setattr(vol, f, &sa), 0);
+	f = file_at_5_7(vol);
 	CHECK_EQ(tux3_stat(vol, f, &st), 0);
 	CHECK_EQ(st.atime_ns, 5 * SEC);
 	CHECK_EQ(st.mtime_ns, 7 * SEC);
@@ -130,11 +135,7 @@ TEST(without_the_feature)
 	struct tux3_stat st;
 	tux3_ino_t f;
 	CHECK(!tux3_atime_enabled(vol));
-	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "f", 1, 0100644, 0, 0, &f),
-		 0);
-	struct tux3_setattr sa = { .valid = TUX3_SET_ATIME | TUX3_SET_MTIME,
-				   .atime_ns = 5 * SEC, .mtime_ns = 7 * SEC };
-	CHECK_EQ(tux3_setattr(vol, f, &sa), 0);
+	f = file_at_5_7(vol);
 	CHECK_EQ(tux3_stat(vol, f, &st), 0);
 	CHECK_EQ(st.atime_ns, 7 * SEC);		/* noatime: reads as mtime */
 	CHECK_EQ(tux3_atime_touch(vol, f, TUX3_ATIME_STRICT, 9 * SEC), 0);
