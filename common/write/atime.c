@@ -2,23 +2,15 @@
  * Access time (the atime feature, doc/format.md 15.6): the ATIME attribute
  * that a volume with TUX3_FEATURE_INCOMPAT_ATIME keeps on every inode its
  * writers create, the setattr that sets it, and the read that refreshes
- * it.  A volume without the feature stores none: atime reads as mtime
- * and setting it is a no-op (noatime), so its inodes stay 2014 blobs.
+ * it (inode_atime_set, in inode_write.c, gives an inode the attribute).
+ * A volume without the feature stores none: atime reads as mtime and
+ * setting it is a no-op (noatime), so its inodes stay 2014 blobs.
  */
 #include "write/write.h"
 
 int tux3_atime_enabled(const struct tux3_volume *vol)
 {
 	return atime_enabled(vol);
-}
-
-void inode_atime_set(const struct tux3_volume *vol, struct inode *inode,
-		     int64_t atime_ns)
-{
-	if (!atime_enabled(vol))
-		return;
-	inode->present |= 1u << ATTR_ATIME;
-	inode->atime = atime_ns;
 }
 
 /* Linux's relatime: a read refreshes an atime that does not say the file

@@ -7,6 +7,17 @@
 #include <sys/stat.h>
 #include "write/write.h"
 
+/* The atime feature (format.md 15.6): every writer that sets an atime
+ * comes here, and without the feature nothing is stored. */
+void inode_atime_set(const struct tux3_volume *vol, struct inode *inode,
+		     int64_t atime_ns)
+{
+	if (!atime_enabled(vol))
+		return;
+	inode->present |= 1u << ATTR_ATIME;
+	inode->atime = atime_ns;
+}
+
 /* The blob of an inode: fixed attributes, then one XATTR per xattr. */
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
 		 unsigned *len)
