@@ -55,7 +55,7 @@ static int decode_one(struct tux3_volume *vol, void *ctx,
 
 	if (a->version || a->kind == VATTR_ABSENT)
 		return 0;	/* another version's attribute: not ours */
-	if (a->kind < ATTR_IDATA) {
+	if (iattr_kind_fixed(a->kind)) {
 		if (inode->present & (1u << a->kind))
 			return vol_error(vol, -EUCLEAN, inode->leafblock,
 					 inode->inum, a->offset, "inode %"
@@ -90,6 +90,16 @@ static int decode_one(struct tux3_volume *vol, void *ctx,
 		break;
 	case ATTR_MTIME:
 		inode->mtime = (int64_t)be64(p);
+		break;
+	case ATTR_ATIME:
+		if (!atime_marked(vol))
+			return vol_error(vol, -EUCLEAN, inode->leafblock,
+					 inode->inum, a->offset, "inode %"
+					 PRIu64 ": ATIME attribute at blob "
+					 "offset %u on a volume without the "
+					 "atime feature", inode->inum,
+					 a->offset);
+		inode->atime = (int64_t)be64(p);
 		break;
 	case ATTR_IDATA:
 		break;	/* declared by the format, never written */

@@ -108,7 +108,7 @@ void inode_to_stat(struct tux3_volume *vol, const struct inode *inode,
 	st->size = inode->size;
 	st->ctime_ns = inode->ctime;
 	st->mtime_ns = inode->mtime;
-	st->atime_ns = inode->mtime;	/* the format stores no atime */
+	st->atime_ns = inode_atime(inode);
 	st->blksize = vol->blocksize;
 	st->dtree_root = inode->dtree;
 	st->xattr_count = inode->nxattr;

@@ -39,8 +39,9 @@ static void gate_close(struct tux3_volume *vol)
 	vtable_unload(vol);
 	vol->vt_dirty = false;
 	vol->vtag = 0;
-	memcpy(vol->super.magic, tux3_magic_2014, 8);
 	vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
+	/* 2014, or the features magic of a volume that keeps atime */
+	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
 	vol->super_dirty = true;
 }
 

@@ -309,6 +309,8 @@ struct tux3_mkfs_params {
 /* Incompat feature bits: set together with the changed superblock magic
  * (doc/format.md 17.4), so that the reference code refuses the volume. */
 #define TUX3_FEATURE_INCOMPAT_VERSIONS	0x1u	/* version table, vleaves */
+#define TUX3_FEATURE_INCOMPAT_ATIME	0x2u	/* ATIME inode attribute
+						 * (doc/format.md 15.6) */
 #define TUX3_FEATURE_COMPAT_DEFAULT	(TUX3_FEATURE_COMPAT_LOG_CRC | \
 					 TUX3_FEATURE_COMPAT_SB_BACKUP)
 
@@ -338,7 +340,9 @@ struct tux3_stat {
 				 * format's convention */
 	unsigned rdev_major, rdev_minor;
 	int64_t ctime_ns, mtime_ns;
-	int64_t atime_ns;	/* not stored by the format: equals mtime */
+	int64_t atime_ns;	/* the ATIME attribute on a volume with the
+				 * atime feature (doc/format.md 15.6); mtime
+				 * where none is stored */
 	uint64_t blocks;	/* 512-byte units of data blocks mapped */
 	unsigned blksize;
 	uint64_t dtree_root;	/* packed DATA_BTREE attribute, 0 if none */
@@ -645,15 +649,36 @@ int tux3_removexattr(struct tux3_volume *vol, tux3_ino_t ino,
 enum {
 	TUX3_SET_MODE = 1, TUX3_SET_UID = 2, TUX3_SET_GID = 4,
 	TUX3_SET_SIZE = 8, TUX3_SET_MTIME = 16, TUX3_SET_CTIME = 32,
+	TUX3_SET_ATIME = 64,	/* stored only on a volume with the atime
+				 * feature; elsewhere ignored (noatime) */
 };
 struct tux3_setattr {
 	unsigned valid;		/* TUX3_SET_* */
 	uint32_t mode, uid, gid;
 	uint64_t size;
 	int64_t mtime_ns, ctime_ns;
+	int64_t atime_ns;	/* last: read only with TUX3_SET_ATIME */
 };
 int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
 		 const struct tux3_setattr *sa);
+
+/*
+ * Access time (the atime feature, TUX3_FEATURE_INCOMPAT_ATIME,
+ * doc/format.md 15.6).  tux3_atime_enabled: the volume stores atime.
+ * tux3_atime_due: whether a read at now_ns changes st's atime: always
+ * under TUX3_ATIME_STRICT; under TUX3_ATIME_RELATIME (Linux's relatime)
+ * only when atime <= mtime, atime <= ctime or atime is at least
+ * TUX3_RELATIME_NS old, so that reading is not a stream of inode writes.
+ * tux3_atime_touch: a read of ino at now_ns; stores the new atime when
+ * it is due on a volume with the feature opened read-write.  Returns 1
+ * when it stored one, 0 when not, or a negative errno.
+ */
+enum { TUX3_ATIME_RELATIME = 0, TUX3_ATIME_STRICT = 1 };
+#define TUX3_RELATIME_NS (24LL * 3600 * 1000000000)
+int tux3_atime_enabled(const struct tux3_volume *vol);
+int tux3_atime_due(const struct tux3_stat *st, int mode, int64_t now_ns);
+int tux3_atime_touch(struct tux3_volume *vol, tux3_ino_t ino, int mode,
+		     int64_t now_ns);
 
 const char *tux3_version(void);
 /* The interface version this header describes (tux3.h, tux3_walk.h,

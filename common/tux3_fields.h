@@ -68,6 +68,7 @@ extern const struct tux3_field_table tux3_fields_attr_data_btree;
 extern const struct tux3_field_table tux3_fields_attr_ctime_size;
 extern const struct tux3_field_table tux3_fields_attr_link_count;
 extern const struct tux3_field_table tux3_fields_attr_mtime;
+extern const struct tux3_field_table tux3_fields_attr_atime;
 extern const struct tux3_field_table tux3_fields_attr_xattr;
 /* Every table above, NULL-terminated. */
 extern const struct tux3_field_table *const tux3_field_tables[];

@@ -167,6 +167,8 @@ struct inode {
 	uint64_t size;
 	uint64_t rdev;		/* major << 20 | minor */
 	int64_t ctime, mtime;
+	int64_t atime;		/* ATIME attribute (format.md 15.6), when
+				 * present; else reads as mtime */
 	uint64_t dtree;		/* packed root */
 	uint8_t *blob;		/* copy of the on-disk attribute blob */
 	unsigned bloblen;
@@ -175,6 +177,13 @@ struct inode {
 	uint64_t leafblock;	/* ileaf that holds it */
 	bool orphan;
 };
+
+/* The atime an inode reads as: its ATIME attribute (kind 15, format.md
+ * 15.6), or mtime where it has none (the 2014 format's noatime). */
+static inline int64_t inode_atime(const struct inode *inode)
+{
+	return inode->present & (1u << 15) ? inode->atime : inode->mtime;
+}
 
 /* The atom table's names, loaded once (atom.c). */
 struct atom_table {

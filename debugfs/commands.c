@@ -500,7 +500,7 @@ int cmd_stat(struct shell *sh, int argc, char **argv)
 {
 	struct tux3_stat st;
 	tux3_ino_t ino;
-	char mode[11], ct[64], mt[64];
+	char mode[11], ct[64], mt[64], at[64];
 	int asjson = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--json")) {
@@ -520,6 +520,7 @@ int cmd_stat(struct shell *sh, int argc, char **argv)
 	mode_string(st.mode, mode);
 	time_string(st.ctime_ns, ct, sizeof(ct));
 	time_string(st.mtime_ns, mt, sizeof(mt));
+	time_string(st.atime_ns, at, sizeof(at));
 	FILE *o = sh->out;
 	fprintf(o, "Inode: %" PRIu64 "   Type: %c   Mode: %04o (%s)%s\n", ino,
 		manifest_type(st.mode), st.mode & 07777, mode,
@@ -530,8 +531,12 @@ int cmd_stat(struct shell *sh, int argc, char **argv)
 		fprintf(o, "Device: %u:%u\n", st.rdev_major, st.rdev_minor);
 	fprintf(o, "Blocks: %" PRIu64 " (512-byte units)   Block size: %u\n",
 		st.blocks, st.blksize);
-	fprintf(o, "ctime: %s\nmtime: %s\natime: (not stored; reported as "
-		"mtime)\n", ct, mt);
+	fprintf(o, "ctime: %s\nmtime: %s\n", ct, mt);
+	/* the atime feature (format.md 15.6); else the format has none */
+	if (tux3_atime_enabled(sh->vol))
+		fprintf(o, "atime: %s\n", at);
+	else
+		fprintf(o, "atime: (not stored; reported as mtime)\n");
 	if (st.dtree_root >> 63)
 		fprintf(o, "Data: direct extent, %" PRIu64 " blocks at %" PRIu64
 			"\n", (st.dtree_root >> 48) & 0x7fff,

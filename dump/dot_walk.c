@@ -460,6 +460,9 @@ static int on_inode(void *ctx, const struct tux3_stat *st,
 		dot_head(m, i, "rdev %u:%u", st->rdev_major, st->rdev_minor);
 	if (st->xattr_count)
 		dot_head(m, i, "%u xattrs", st->xattr_count);
+	/* the atime feature (format.md 15.6): seconds since the epoch */
+	if (tux3_atime_enabled(c->vol))
+		dot_head(m, i, "atime %" PRId64, st->atime_ns / 1000000000);
 	dot_head(m, i, "in ileaf %" PRIu64 ", %u bytes", leafblock, bloblen);
 	if (st->orphan && i >= 0)
 		m->node[i].flags |= DF_ORPHAN;

@@ -133,7 +133,7 @@ static void fill_stat(const struct tux3_stat *s, struct stat *st)
 	st->st_rdev = makedev(s->rdev_major, s->rdev_minor);
 	st->st_blksize = s->blksize;
 	st->st_blocks = (blkcnt_t)s->blocks;
-	st->st_atim = ns_ts(s->mtime_ns);	/* the format has no atime */
+	st->st_atim = ns_ts(s->atime_ns);	/* mtime without -O atime */
 	st->st_mtim = ns_ts(s->mtime_ns);
 	st->st_ctim = ns_ts(s->ctime_ns);
 }
@@ -455,6 +455,18 @@ static void t3_getattr(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_attr(req, &st, fs->timeout);
 }
 
+/* A time setattr carries (utimensat's UTIME_NOW: the _NOW flag, the
+ * daemon's clock): whether it is set, and its value in *out */
+static bool time_arg(int to_set, int given, int now, struct timespec ts,
+		     int64_t *out)
+{
+	if (to_set & now)
+		*out = now_ns();
+	else if (to_set & given)
+		*out = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return to_set & (given | now);
+}
+
 static void t3_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -485,21 +497,20 @@ static void t3_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		sa.valid |= TUX3_SET_MTIME;
 		sa.mtime_ns = now_ns();
 	}
-	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
-		sa.valid |= TUX3_SET_MTIME;
-		sa.mtime_ns = now_ns();
-	} else if (to_set & FUSE_SET_ATTR_MTIME) {
-		sa.valid |= TUX3_SET_MTIME;
-		sa.mtime_ns = (int64_t)attr->st_mtim.tv_sec * 1000000000 +
-			      attr->st_mtim.tv_nsec;
-	}
+	sa.valid |= time_arg(to_set, FUSE_SET_ATTR_MTIME,
+			     FUSE_SET_ATTR_MTIME_NOW, attr->st_mtim,
+			     &sa.mtime_ns) ? TUX3_SET_MTIME : 0;
 	if (to_set & FUSE_SET_ATTR_CTIME) {
 		sa.valid |= TUX3_SET_CTIME;
 		sa.ctime_ns = (int64_t)attr->st_ctim.tv_sec * 1000000000 +
 			      attr->st_ctim.tv_nsec;
 	}
-	/* FUSE_SET_ATTR_ATIME(_NOW): the format stores no atime; the call
-	 * still changes ctime, as utimensat does */
+	/* FUSE_SET_ATTR_ATIME(_NOW): stored on a volume with the atime
+	 * feature, ignored elsewhere (noatime); the call changes ctime
+	 * either way, as utimensat does */
+	sa.valid |= time_arg(to_set, FUSE_SET_ATTR_ATIME,
+			     FUSE_SET_ATTR_ATIME_NOW, attr->st_atim,
+			     &sa.atime_ns) ? TUX3_SET_ATIME : 0;
 	bool kill = t3f_request_kills_suidgid() &&
 		    !(to_set & FUSE_SET_ATTR_MODE);
 
@@ -837,17 +848,46 @@ static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 /* ---- file data ---- */
 
+/* A read the daemon sees: the inode's atime by the mount's rule (lock
+ * held).  A failure (a full volume) does not fail the read. */
+static void atime_read(struct t3f *fs, tux3_ino_t ino)
+{
+	if (fs->atime == T3F_NOATIME)
+		return;
+	int r = tux3_atime_touch(fs->vol, ino, fs->atime, now_ns());
+	if (r > 0)
+		t3f_mark_dirty(fs);
+	else if (r < 0)
+		tux3_clear_error(fs->vol);
+}
+
+/* Whether a read through this open would change the atime: then the
+ * kernel is not to keep its page cache, so that the first read reaches
+ * the daemon (the kernel never updates a FUSE atime itself) */
+static bool atime_wants_read(struct t3f *fs, tux3_ino_t ino, int flags)
+{
+	struct tux3_stat s;
+	if (fs->atime == T3F_NOATIME || (flags & O_ACCMODE) == O_WRONLY)
+		return false;
+	lock(fs);
+	bool due = !tux3_stat(fs->vol, ino, &s) &&
+		   tux3_atime_due(&s, fs->atime, now_ns());
+	if (!due)
+		tux3_clear_error(fs->vol);
+	unlock(fs);
+	return due;
+}
+
 static void t3_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct t3f *fs = FS(req);
-	(void)ino;
 	if (fs->readonly && (fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
 	/* every change comes through this process: the kernel's page cache
-	 * stays valid across opens */
-	fi->keep_cache = 1;
+	 * stays valid across opens, unless a read is to update atime */
+	fi->keep_cache = !atime_wants_read(fs, tino(ino), fi->flags);
 	fuse_reply_open(req, fi);
 }
 
@@ -864,6 +904,8 @@ static void t3_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	lock(fs);
 	ssize_t n = tux3_read(fs->vol, tino(ino), buf, size, (uint64_t)off);
 	int err = n < 0 ? lib_err(fs, (int)n, "read") : 0;
+	if (!err)
+		atime_read(fs, tino(ino));
 	unlock(fs);
 	if (err)
 		fuse_reply_err(req, err);
@@ -1112,6 +1154,8 @@ static void do_readdir(fuse_req_t req, size_t size, off_t off,
 	lock(fs);
 	if (off == 0 && !h->fresh)	/* rewinddir: see the changes */
 		err = dir_load(fs, h);
+	if (off == 0 && !err)
+		atime_read(fs, h->dir);
 	h->fresh = false;
 	if (plus && !err && h->n)
 		counted = malloc(h->n * sizeof(*counted));

@@ -3,7 +3,8 @@
  *
  * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
  * options (ro, snapshot=TAG, commit=SECS, spin=USECS, cache=MIB,
- * cpu_latency=USECS, timeout=SECS, nowriteback) are
+ * cpu_latency=USECS, timeout=SECS, nowriteback, relatime, strictatime,
+ * noatime) are
  * taken out of the command line with fuse_opt_parse; the rest (-f, -d,
  * -s, -o allow_other, ...) go to libfuse.  The volume is opened before
  * the mount, so that a bad device is reported on the terminal, then the
@@ -28,6 +29,7 @@ struct options {
 	unsigned cpu_latency;		/* us; UINT_MAX: not asked for */
 	unsigned timeout;		/* s, entry and attribute cache */
 	int nowriteback;
+	int atime;			/* TUX3_ATIME_* or T3F_NOATIME */
 	int ro, allow_other, default_permissions;
 	int help, version;
 	char *device;
@@ -37,7 +39,7 @@ struct options {
 enum {
 	KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_HELP,
 	KEY_VERSION, KEY_COMMIT, KEY_SPIN, KEY_CACHE, KEY_CPU_LATENCY,
-	KEY_TIMEOUT,
+	KEY_TIMEOUT, KEY_RELATIME, KEY_STRICTATIME, KEY_NOATIME,
 };
 
 /* The numeric options are parsed here (libfuse's %u takes "-1", "5x" and
@@ -53,6 +55,9 @@ static const struct fuse_opt t3_opts[] = {
 	FUSE_OPT_KEY("cpu_latency=", KEY_CPU_LATENCY),
 	FUSE_OPT_KEY("timeout=", KEY_TIMEOUT),
 	{ "nowriteback", offsetof(struct options, nowriteback), 1 },
+	FUSE_OPT_KEY("relatime", KEY_RELATIME),
+	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
+	FUSE_OPT_KEY("noatime", KEY_NOATIME),
 	FUSE_OPT_KEY("ro", KEY_RO),
 	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
@@ -109,6 +114,15 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_CPU_LATENCY:
 		return number_opt(arg, CPU_LATENCY_MAX, "microseconds",
 				  &o->cpu_latency);
+	case KEY_RELATIME:
+		o->atime = TUX3_ATIME_RELATIME;
+		return 0;
+	case KEY_STRICTATIME:
+		o->atime = TUX3_ATIME_STRICT;
+		return 0;
+	case KEY_NOATIME:
+		o->atime = T3F_NOATIME;
+		return 1;	/* libfuse knows it: the kernel's flag too */
 	case KEY_RO:
 		o->ro = 1;
 		return 1;	/* the kernel mounts read-only too */
@@ -172,6 +186,14 @@ static void usage(FILE *f)
 		"    -o nowriteback         no writeback cache: each write(2) "
 		"reaches the\n"
 		"                           daemon before it returns\n"
+		"    -o relatime            a read updates atime when it is "
+		"not newer than\n"
+		"                           mtime and ctime, or a day old "
+		"(default)\n"
+		"    -o strictatime         every read updates atime\n"
+		"    -o noatime             reads never update atime (always "
+		"so on a\n"
+		"                           volume made without -O atime)\n"
 		"    -o allow_other         other users may use the mount "
 		"(implies\n"
 		"                           default_permissions)\n"
@@ -308,6 +330,7 @@ int main(int argc, char *argv[])
 	fs.foreground = cmd.foreground;
 	fs.timeout = o.timeout;
 	fs.writeback = !o.nowriteback && !o.ro;
+	fs.atime = o.atime;
 	fs.want_killpriv = !o.ro;
 	if (pthread_mutex_init(&fs.lock, NULL) || itab_init(&fs.itab)) {
 		fprintf(stderr, "tux3fuse: out of memory\n");
@@ -328,6 +351,10 @@ int main(int argc, char *argv[])
 	}
 	if (open_volume(&fs, &o))
 		goto out_itab;
+	/* a volume made without -O atime stores none: noatime, whatever
+	 * was asked (tux3fuse(8)); a read-only mount writes none */
+	if (!tux3_atime_enabled(fs.vol) || fs.readonly)
+		fs.atime = T3F_NOATIME;
 
 	se = fuse_session_new(&args, &t3f_ops, sizeof(t3f_ops), &fs);
 	if (!se)

@@ -82,6 +82,10 @@ struct t3f {
 	const char *snapshot;
 	double timeout;			/* entry and attribute cache, s */
 	bool writeback;			/* the kernel's writeback cache */
+	int atime;			/* TUX3_ATIME_RELATIME (default),
+					 * TUX3_ATIME_STRICT or T3F_NOATIME;
+					 * noatime where the volume stores
+					 * no atime (t3f_atime_mode) */
 	bool want_killpriv;		/* ask for KILLPRIV_V2 */
 	bool foreground;
 	bool closed;			/* t3f_shutdown ran */
@@ -104,6 +108,8 @@ struct t3f {
 	bool kernel_killpriv_v2;	/* the kernel offers it */
 	bool killpriv_v2;		/* and the mount has it */
 };
+
+#define T3F_NOATIME (-1)
 
 /* fuse_ops.c */
 extern const struct fuse_lowlevel_ops t3f_ops;

@@ -77,6 +77,7 @@ static const struct feature features[] = {
 	{ "log_crc", 0, TUX3_FEATURE_COMPAT_LOG_CRC },
 	{ "sb_backup", 0, TUX3_FEATURE_COMPAT_SB_BACKUP },
 	{ "dir_index", 1, TUX3_FEATURE_RO_COMPAT_DIR_INDEX },
+	{ "atime", 2, TUX3_FEATURE_INCOMPAT_ATIME },
 	{ NULL, 0, 0 },
 };
 

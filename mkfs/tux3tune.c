@@ -46,13 +46,14 @@ static void usage(FILE *f)
 static void feature_names(const struct tux3_identity *id, char *buf,
 			  size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s",
+	snprintf(buf, len, "%s%s%s%s%s",
 		 id->compat & TUX3_FEATURE_COMPAT_LOG_CRC ? " log_crc" : "",
 		 id->compat & TUX3_FEATURE_COMPAT_SB_BACKUP ? " sb_backup" : "",
 		 id->ro_compat & TUX3_FEATURE_RO_COMPAT_DIR_INDEX ?
 		 " dir_index" : "",
 		 id->incompat & TUX3_FEATURE_INCOMPAT_VERSIONS ?
-		 " versions" : "");
+		 " versions" : "",
+		 id->incompat & TUX3_FEATURE_INCOMPAT_ATIME ? " atime" : "");
 	if (!buf[0])
 		snprintf(buf, len, " (none)");
 }

@@ -24,8 +24,16 @@
  * set-user-ID cleared by its write.  The mount must then allow other
  * users (allow_other, which with tux3fuse brings default_permissions).
  *
- * The format keeps no access time: tux3fuse reports the modification
- * time as the access time, and the utimensat cases check that.
+ * --atime MODE says what the mount does with access times, and the
+ * atime cases check it: "relatime" (the default of a volume made with
+ * mkfs.tux3 -O atime: utimensat sets atime, UTIME_NOW and UTIME_OMIT
+ * work on it alone, and a read updates it only when it is not newer
+ * than mtime and ctime or is a day old), "strict" (-o strictatime:
+ * every read), "noatime" (-o noatime: reads never) and "none" (the
+ * default: a volume without the feature, where atime reads as mtime).
+ * --only-atime runs the atime cases alone (a second mount's options).
+ * --atime-set FILE and --atime-get FILE leave a known atime on FILE and
+ * check it after the caller remounts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +59,9 @@
 #endif
 
 static int failures, cases;
+/* what the mount does with access times (--atime MODE) */
+enum atime_mode { AT_NONE, AT_RELATIME, AT_STRICT, AT_NOATIME };
+static enum atime_mode atime_mode = AT_NONE;
 
 static void result(bool ok, const char *name, const char *fmt, ...)
 {
@@ -638,9 +649,9 @@ static void test_utimensat(void)
 	       a.st_mtim.tv_nsec == 987654321, "utimensat/mtime-ns",
 	       "mtime %lld.%09ld", (long long)a.st_mtim.tv_sec,
 	       a.st_mtim.tv_nsec);
-	/* no atime in the format: it reads as the mtime */
-	result(ns(a.st_atim) == ns(a.st_mtim), "utimensat/atime-is-mtime",
-	       NULL);
+	/* the atime given (or, without the feature, the mtime) */
+	result(ns(a.st_atim) == (atime_mode == AT_NONE ? ns(a.st_mtim) :
+				 ns(t[0])), "utimensat/atime", NULL);
 
 	struct timespec omit[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
 	clock_gettime(CLOCK_REALTIME, &before);
@@ -694,6 +705,118 @@ static void test_utimensat(void)
 	close(fd);
 	must(stat("f", &b), "f");
 	result(b.st_mtim.tv_sec > 1300000000, "write/updates-mtime", NULL);
+	must(chdir(".."), "..");
+}
+
+/* ---- access time (--atime MODE) ---- */
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ns(t);
+}
+
+static struct timespec ts_of(int64_t v)
+{
+	return (struct timespec){ v / 1000000000, v % 1000000000 };
+}
+
+/* atime and mtime of f set to now - a_ago and now - m_ago seconds */
+static void set_times(const char *f, int64_t a_ago, int64_t m_ago)
+{
+	int64_t now = now_ns();
+	struct timespec t[2] = { ts_of(now - a_ago * 1000000000),
+				 ts_of(now - m_ago * 1000000000) };
+	must(utimensat(AT_FDCWD, f, t, 0), f);
+}
+
+static int64_t atime_of(const char *f)
+{
+	struct stat st;
+	must(stat(f, &st), f);
+	return ns(st.st_atim);
+}
+
+/* one read of f's first byte; whether its atime then moved to now */
+static bool read_updates(const char *f)
+{
+	char c;
+	int64_t before = atime_of(f), start = now_ns() - 20000000;
+	int fd = open(f, O_RDONLY);
+	must(fd, f);
+	must(read(fd, &c, 1), "read");
+	close(fd);
+	int64_t after = atime_of(f);
+	return after != before && after >= start;
+}
+
+static void test_atime_utimensat(void)
+{
+	struct timespec t[2] = { { 1234567890, 123456789 },
+				 { 1300000000, 987654321 } };
+	must(utimensat(AT_FDCWD, "f", t, 0), "f");
+	int64_t a = atime_of("f");
+	if (atime_mode == AT_NONE) {
+		result(a == 1300000000987654321LL, "atime/none-reads-mtime",
+		       "atime %lld", (long long)a);
+		return;
+	}
+	result(a == 1234567890123456789LL, "atime/utimensat-times",
+	       "atime %lld", (long long)a);
+	/* UTIME_OMIT for atime keeps it while mtime changes */
+	struct timespec keep[2] = { { 0, UTIME_OMIT }, { 1400000000, 0 } };
+	must(utimensat(AT_FDCWD, "f", keep, 0), "f");
+	struct stat st;
+	must(stat("f", &st), "f");
+	result(ns(st.st_atim) == 1234567890123456789LL &&
+	       st.st_mtim.tv_sec == 1400000000, "atime/utimensat-omit",
+	       "atime %lld mtime %lld", (long long)ns(st.st_atim),
+	       (long long)st.st_mtim.tv_sec);
+	/* UTIME_NOW for atime alone: now, mtime kept */
+	int64_t before = now_ns() - 20000000;
+	struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+	must(utimensat(AT_FDCWD, "f", now, 0), "f");
+	must(stat("f", &st), "f");
+	result(ns(st.st_atim) >= before && ns(st.st_atim) <= now_ns() +
+	       20000000 && st.st_mtim.tv_sec == 1400000000,
+	       "atime/utimensat-now", "atime %lld", (long long)ns(st.st_atim));
+}
+
+static void test_atime(void)
+{
+	must(mkdir("at", 0755), "at");
+	must(chdir("at"), "at");
+	put("f", "data", 0644);
+	test_atime_utimensat();
+	bool never = atime_mode == AT_NONE || atime_mode == AT_NOATIME;
+	bool strict = atime_mode == AT_STRICT;
+
+	/* atime older than mtime: relatime and strictatime update */
+	set_times("f", 200, 100);
+	result(read_updates("f") == !never, "atime/read-older-than-mtime",
+	       never ? "a read changed the atime" : "atime kept");
+	/* atime newer than mtime and ctime (utimensat made ctime now: so
+	 * an atime ahead of the clock) and recent: only strictatime */
+	set_times("f", -100, 200);
+	result(read_updates("f") == strict, "atime/read-recent",
+	       strict ? "atime kept" : "a read changed the atime");
+	/* a day old: relatime updates too */
+	set_times("f", 25 * 3600, 48 * 3600);
+	result(read_updates("f") == !never, "atime/read-day-old",
+	       never ? "a read changed the atime" : "atime kept");
+	/* a second read right after (relatime: atime now newer) */
+	if (atime_mode == AT_RELATIME)
+		result(!read_updates("f"), "atime/read-again-relatime",
+		       "the second read changed the atime");
+	/* readdir is a read of the directory */
+	must(mkdir("d", 0755), "d");
+	set_times("d", 200, 100);
+	int64_t before = atime_of("d");
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "ls d >/dev/null");
+	must(system(cmd), "ls");
+	result((atime_of("d") != before) == !never, "atime/readdir", NULL);
 	must(chdir(".."), "..");
 }
 
@@ -796,11 +919,12 @@ int main(int argc, char **argv)
 	const char *top = NULL;
 	uid_t uid = 0;
 	gid_t gid = 0;
-	bool user = false;
+	bool user = false, only_atime = false;
 	char dir[64];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: fuse_posix DIR [--user UID:GID]\n");
+		fprintf(stderr, "usage: fuse_posix DIR [--user UID:GID] "
+			"[--atime MODE] [--only-atime] [--atime-set FILE] [--atime-get FILE]\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -811,6 +935,30 @@ int main(int argc, char **argv)
 			gid = g;
 			user = true;
 			i++;
+		} else if (!strcmp(argv[i], "--atime") && i + 1 < argc) {
+			const char *m = argv[++i];
+			atime_mode = !strcmp(m, "relatime") ? AT_RELATIME :
+				     !strcmp(m, "strict") ? AT_STRICT :
+				     !strcmp(m, "noatime") ? AT_NOATIME :
+				     AT_NONE;
+		} else if (!strcmp(argv[i], "--only-atime")) {
+			only_atime = true;
+		} else if (!strcmp(argv[i], "--atime-set") && i + 1 < argc) {
+			/* a known atime (and mtime) on a file, for later */
+			struct timespec t[2] = { { 1234567890, 5 },
+						 { 1200000000, 7 } };
+			put(argv[++i], "remount", 0644);
+			must(utimensat(AT_FDCWD, argv[i], t, 0), argv[i]);
+			return 0;
+		} else if (!strcmp(argv[i], "--atime-get") && i + 1 < argc) {
+			int64_t a = atime_of(argv[++i]);
+			int64_t want = atime_mode == AT_NONE ?
+				       1200000000000000007LL :
+				       1234567890000000005LL;
+			result(a == want, "atime/after-remount",
+			       "atime %lld, wanted %lld", (long long)a,
+			       (long long)want);
+			return failures ? 1 : 0;
 		} else {
 			fprintf(stderr, "fuse_posix: bad argument %s\n",
 				argv[i]);
@@ -826,6 +974,12 @@ int main(int argc, char **argv)
 	umask(022);
 
 	bool root = geteuid() == 0;
+	test_atime();
+	if (only_atime) {
+		fprintf(stderr, "fuse_posix: %d cases, %d failed\n", cases,
+			failures);
+		return failures ? 1 : 0;
+	}
 	test_rename();
 	test_link_unlink();
 	test_dirs(top[0] == '/' ? top : NULL);

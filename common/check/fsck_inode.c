@@ -576,6 +576,15 @@ static void tdec_found(struct tdec *d, int yes)
 	}
 }
 
+/* An ATIME attribute where none belongs (format.md 15.6): on a volume
+ * without the feature, or on an internal file (below the normal inode
+ * numbers, the root excepted), which nothing reads it on. */
+static bool atime_stray(const struct tux3_volume *vol, uint64_t inum)
+{
+	return !atime_marked(vol) ||
+	       (inum < TUX3_NORMAL_INO && inum != TUX3_ROOT_INO);
+}
+
 static int tdec_one(struct tux3_volume *vol, void *ctx,
 		    const struct attr_info *a)
 {
@@ -595,7 +604,19 @@ static int tdec_one(struct tux3_volume *vol, void *ctx,
 				(uint64_t)a->offset, (uint64_t)a->version));
 		return 0;
 	}
-	if (a->kind < ATTR_IDATA) {
+	if (a->kind == ATTR_ATIME && atime_stray(vol, inode->inum)) {
+		/* readers refuse it (or, on an internal file, never use
+		 * it): the inode is stored again without it */
+		d->library_refuses = !atime_marked(vol);
+		if (tdec_reporting(d))
+			tdec_found(d, fsck_problem(d->p->f, P4_ATIME_STRAY,
+				true, FSCK_AT(.inum = inode->inum),
+				inode->inum, (uint64_t)a->offset,
+				atime_marked(vol) ? "on an internal file" :
+				"on a volume without the atime feature"));
+		return 0;
+	}
+	if (iattr_kind_fixed(a->kind)) {
 		if (inode->present & (1u << a->kind)) {
 			d->library_refuses = true;
 			if (tdec_reporting(d))
@@ -629,6 +650,9 @@ static int tdec_one(struct tux3_volume *vol, void *ctx,
 		break;
 	case ATTR_MTIME:
 		inode->mtime = (int64_t)be64(pl);
+		break;
+	case ATTR_ATIME:
+		inode->atime = (int64_t)be64(pl);
 		break;
 	case ATTR_XATTR: {
 		if (a->paylen < 4) {

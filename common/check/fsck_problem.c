@@ -126,6 +126,9 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"inode %" U ": attribute %s at blob offset %" U " has version %"
 		U ", which the 2014 format never writes", 1,
 		"drop the attribute" },
+	[P4_ATIME_STRAY] = { "PASS4_ATIME_STRAY", 4,
+		"inode %" U ": ATIME attribute at blob offset %" U " %s", 1,
+		"drop the attribute" },
 	[P4_XATTR_BAD] = { "PASS4_XATTR_BAD", 4,
 		"inode %" U ": xattr record at blob offset %" U " is too short",
 		0, "drop the xattr" },

@@ -166,6 +166,11 @@ static const struct tux3_field attr_mtime_fields[] = {
 };
 TABLE(tux3_fields_attr_mtime, "attr.mtime", attr_mtime_fields, 8);
 
+static const struct tux3_field attr_atime_fields[] = {
+	{ "atime", 0, 8, TUX3_FIELD_TIME, "access time (ATIME feature)" },
+};
+TABLE(tux3_fields_attr_atime, "attr.atime", attr_atime_fields, 8);
+
 static const struct tux3_field attr_xattr_fields[] = {
 	{ "len", 0, 2, TUX3_FIELD_UINT, "bytes after this field: 2 + value" },
 	{ "atom", 2, 2, TUX3_FIELD_UINT, "name's atom" },
@@ -179,7 +184,8 @@ const struct tux3_field_table *const tux3_field_tables[] = {
 	&tux3_fields_attr_head, &tux3_fields_attr_rdev,
 	&tux3_fields_attr_mode_owner, &tux3_fields_attr_data_btree,
 	&tux3_fields_attr_ctime_size, &tux3_fields_attr_link_count,
-	&tux3_fields_attr_mtime, &tux3_fields_attr_xattr, NULL,
+	&tux3_fields_attr_mtime, &tux3_fields_attr_atime,
+	&tux3_fields_attr_xattr, NULL,
 };
 
 const struct tux3_field_table *tux3_field_table_find(const char *name)
@@ -199,6 +205,7 @@ const struct tux3_field_table *tux3_attr_table(unsigned kind)
 	case ATTR_CTIME_SIZE: return &tux3_fields_attr_ctime_size;
 	case ATTR_LINK_COUNT: return &tux3_fields_attr_link_count;
 	case ATTR_MTIME: return &tux3_fields_attr_mtime;
+	case ATTR_ATIME: return &tux3_fields_attr_atime;
 	case ATTR_XATTR: return &tux3_fields_attr_xattr;
 	}
 	return NULL;
@@ -333,6 +340,8 @@ int tux3_field_format(const struct tux3_field *f, const uint8_t *base,
 					    "tux3 2014-05-06" :
 					    !memcmp(p, tux3_magic_versions, 8) ?
 					    "tux3 with versions" :
+					    !memcmp(p, tux3_magic_features, 8) ?
+					    "tux3 with incompat features" :
 					    "not a Tux3 magic");
 		}
 		return snprintf(buf, len, "0x%0*" PRIx64 " (%s)",

@@ -24,7 +24,11 @@
 #define TUX3_MAGIC_LOG	 0x10ad
 extern const uint8_t tux3_magic_2014[8];
 extern const uint8_t tux3_magic_versions[8];
-bool tux3_magic_ok(const uint8_t *magic);	/* either of the two */
+extern const uint8_t tux3_magic_features[8];
+bool tux3_magic_ok(const uint8_t *magic);	/* any of the three */
+/* The magic a volume with these incompat bits carries: versions, else
+ * features (any other bit), else 2014 (format.md 15.6). */
+const uint8_t *tux3_magic_for(uint32_t incompat);
 struct root root_unpack(uint64_t packed);
 uint64_t root_pack(struct root r);
 int super_decode(const uint8_t *raw, struct disksuper *sb);
@@ -59,7 +63,8 @@ static inline unsigned rdev_minor(uint64_t d) { return (unsigned)(d & 0xfffff); 
 #define SUPEREXT_RO_COMPAT_KNOWN	TUX3_FEATURE_RO_COMPAT_DIR_INDEX
 /* seal: the DIR_INDEX generation (record byte 156) */
 #define SUPEREXT_DXGEN_OFFSET		156
-#define SUPEREXT_INCOMPAT_KNOWN		TUX3_FEATURE_INCOMPAT_VERSIONS
+#define SUPEREXT_INCOMPAT_KNOWN		(TUX3_FEATURE_INCOMPAT_VERSIONS | \
+					 TUX3_FEATURE_INCOMPAT_ATIME)
 /* Decode the record from the 4096-byte superblock area.  Returns 1 and
  * fills id (present = 1, sealed = 0) and seal for a valid record; 0 if the
  * sector is all zero (no record); -EUCLEAN with the reason in why for a
@@ -91,6 +96,11 @@ uint32_t dirhash_gen_at_open(const struct tux3_volume *vol);
 uint32_t log_crc_trusted(const struct tux3_volume *vol);
 /* The magic or the feature bit says the volume has versions. */
 bool vtable_marked(const struct tux3_volume *vol);
+/* The ATIME feature (format.md 15.6): the record's bit, or the features
+ * magic of a volume whose record was lost (its inodes may hold ATIME). */
+bool atime_marked(const struct tux3_volume *vol);
+/* The volume stores atime: the bit in a present record. */
+bool atime_enabled(const struct tux3_volume *vol);
 
 /* ---- sb2.c ---- */
 /* ---- sb2.c: the secondary superblock (SB_BACKUP, format.md 15.3) ----
@@ -242,6 +252,8 @@ enum {
 	ATTR_RDEV = 0, ATTR_MODE_OWNER = 1, ATTR_DATA_BTREE = 2,
 	ATTR_CTIME_SIZE = 3, ATTR_LINK_COUNT = 4, ATTR_MTIME = 5,
 	ATTR_IDATA = 11, ATTR_XATTR = 12,
+	ATTR_ATIME = 15,	/* our extension (format.md 15.6): atime s64 ns,
+				 * on a volume with the ATIME feature only */
 	VATTR_ABSENT = 10,	/* versions: the marker of an attribute a
 				 * version does not have (format.md 17.3a) */
 };
@@ -258,7 +270,12 @@ int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 		 attr_fn fn, void *ctx);
 const char *iattr_kind_name(unsigned kind);
 /* Encoders (iattr.c): fixed attributes by inode->present, then XATTRs. */
-#define IATTR_FIXED_MAX 68	/* every fixed kind once: 6 heads + payloads */
+#define IATTR_FIXED_MAX 78	/* every fixed kind once: 7 heads + payloads */
+/* A kind stored in inode->present (the fixed kinds and ATIME). */
+static inline bool iattr_kind_fixed(unsigned kind)
+{
+	return kind < ATTR_IDATA || kind == ATTR_ATIME;
+}
 unsigned iattr_encode_fixed(uint8_t *buf, const struct inode *inode);
 unsigned iattr_encode_xattr(uint8_t *buf, unsigned atom, const void *value,
 			    unsigned size);

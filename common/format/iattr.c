@@ -5,6 +5,8 @@
  * version is not 0 are skipped by their real length (the reference uses
  * the fixed table there, which misparses variable kinds).  An unknown kind
  * cannot be skipped safely, so it is an error rather than silent truncation.
+ * ATIME (kind 15, our extension, format.md 15.6) always decodes as 8 bytes
+ * so that a reader can name it, and drop it, where the volume lacks it.
  */
 #include <inttypes.h>
 #include "format/format.h"
@@ -14,13 +16,13 @@ static const int fixed_size[16] = {
 	[ATTR_CTIME_SIZE] = 16, [ATTR_LINK_COUNT] = 4, [ATTR_MTIME] = 8,
 	[6] = -1, [7] = -1, [8] = -1, [9] = -1, [10] = -1,
 	[ATTR_IDATA] = 0, [ATTR_XATTR] = 0,
-	[13] = -1, [14] = -1, [15] = -1,
+	[13] = -1, [14] = -1, [ATTR_ATIME] = 8,
 };
 
 static const char *const kind_names[16] = {
 	"RDEV", "MODE_OWNER", "DATA_BTREE", "CTIME_SIZE", "LINK_COUNT",
 	"MTIME", "kind6", "kind7", "kind8", "kind9", "RESERVED1", "IDATA",
-	"XATTR", "kind13", "kind14", "kind15",
+	"XATTR", "kind13", "kind14", "ATIME",
 };
 
 const char *iattr_kind_name(unsigned kind)
@@ -129,6 +131,12 @@ unsigned iattr_encode_fixed(uint8_t *buf, const struct inode *inode)
 			break;
 		}
 		p += fixed_size[kind];
+	}
+	/* after MTIME, before the XATTRs: the fixed kinds stay ascending */
+	if (inode->present & (1u << ATTR_ATIME)) {
+		put_be16(p, (uint16_t)(ATTR_ATIME << 12));
+		put_be64(p + 2, (uint64_t)inode->atime);
+		p += 10;
 	}
 	return (unsigned)(p - buf);
 }

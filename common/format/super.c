@@ -11,10 +11,23 @@ const uint8_t tux3_magic_2014[8] = { 't', 'u', 'x', '3', 0x20, 0x14, 0x05, 0x06 
  * eight magic bytes and nothing else, so it refuses this one. */
 const uint8_t tux3_magic_versions[8] = { 't', 'u', 'x', '3', 'v', 'e', 'r', '1' };
 
+/* A volume with an incompat feature other than versions (today ATIME,
+ * format.md 15.6): the layout is the 2014 one plus what the extension
+ * record's incompat bits announce; the reference refuses it likewise. */
+const uint8_t tux3_magic_features[8] = { 't', 'u', 'x', '3', 'i', 'n', 'c', '1' };
+
 bool tux3_magic_ok(const uint8_t *magic)
 {
 	return !memcmp(magic, tux3_magic_2014, 8) ||
-	       !memcmp(magic, tux3_magic_versions, 8);
+	       !memcmp(magic, tux3_magic_versions, 8) ||
+	       !memcmp(magic, tux3_magic_features, 8);
+}
+
+const uint8_t *tux3_magic_for(uint32_t incompat)
+{
+	if (incompat & TUX3_FEATURE_INCOMPAT_VERSIONS)
+		return tux3_magic_versions;
+	return incompat ? tux3_magic_features : tux3_magic_2014;
 }
 
 struct root root_unpack(uint64_t packed)

@@ -226,6 +226,18 @@ uint32_t dirhash_gen_at_open(const struct tux3_volume *vol)
 
 /* The magic or the feature bit says the volume has versions (the two
  * must agree; the version layer checks that at open). */
+bool atime_enabled(const struct tux3_volume *vol)
+{
+	return vol->ident.present &&
+	       (vol->ident.incompat & TUX3_FEATURE_INCOMPAT_ATIME);
+}
+
+bool atime_marked(const struct tux3_volume *vol)
+{
+	return atime_enabled(vol) ||
+	       !memcmp(vol->super.magic, tux3_magic_features, 8);
+}
+
 bool vtable_marked(const struct tux3_volume *vol)
 {
 	return !memcmp(vol->super.magic, tux3_magic_versions, 8) ||

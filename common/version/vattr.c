@@ -18,7 +18,7 @@
 static const int kind_size[16] = {
 	[0] = 8, [1] = 12, [2] = 8, [3] = 16, [4] = 4, [5] = 8,
 	[6] = -1, [7] = -1, [8] = -1, [9] = -1, [VATTR_ABSENT] = 4,
-	[11] = 0, [12] = 0, [13] = -1, [14] = -1, [15] = -1,
+	[11] = 0, [12] = 0, [13] = -1, [14] = -1, [ATTR_ATIME] = 8,
 };
 #define KIND_XATTR	12
 
@@ -168,7 +168,10 @@ int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap)
 {
 	unsigned off = 0;
 	int err = 0;
-	for (unsigned kind = 0; kind < 12 && !err; kind++)
+	/* kinds 0-11, then ATIME (15): the order iattr_encode_fixed gives
+	 * (no writer puts IDATA, 11, between them) */
+	for (unsigned kind = 0; kind < 16 && !err;
+	     kind = kind == 11 ? ATTR_ATIME : kind + 1)
 		for (unsigned i = 0; i < in->n && !err; i++)
 			if (!in->a[i].label && !in->a[i].absent &&
 			    in->a[i].key == VATTR_KEY(kind, 0))

@@ -23,7 +23,7 @@
 /* What one store can add to a blob: every fixed attribute of the version
  * written anew, and an ABSENT marker per kind for the snapshot the origin
  * hands its old values to. */
-#define STORE_GROWTH	(IATTR_FIXED_MAX + 6 * 6)
+#define STORE_GROWTH	(IATTR_FIXED_MAX + 7 * 6)
 #define KEY_DTREE	VATTR_KEY(ATTR_DATA_BTREE, 0)
 #define RUN_BLOCKS	256	/* blocks per vfilemap_update call */
 

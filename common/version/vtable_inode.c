@@ -233,8 +233,8 @@ int vtable_save(struct tux3_volume *vol, const struct vtree *vt)
 		memcpy(vol->vt, vt, sizeof(*vt));
 	vol->vt_bad = false;	/* the table on disk decodes again */
 	vol->vt_dropped = 0;
-	memcpy(vol->super.magic, tux3_magic_versions, 8);
 	vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
+	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
 	vol->super_dirty = true;
 out_buf:
 	free(buf);

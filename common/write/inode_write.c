@@ -7,6 +7,17 @@
 #include <sys/stat.h>
 #include "write/write.h"
 
+/* The atime feature (format.md 15.6): every writer that sets an atime
+ * comes here, and without the feature nothing is stored. */
+void inode_atime_set(const struct tux3_volume *vol, struct inode *inode,
+		     int64_t atime_ns)
+{
+	if (!atime_enabled(vol))
+		return;
+	inode->present |= 1u << ATTR_ATIME;
+	inode->atime = atime_ns;
+}
+
 /* The blob of an inode: fixed attributes, then one XATTR per xattr. */
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
 		 unsigned *len)
@@ -232,6 +243,8 @@ int tux3_setattr(struct tux3_volume *vol, tux3_ino_t ino,
 		inode.gid = sa->gid;
 	if (sa->valid & TUX3_SET_MTIME)
 		inode.mtime = sa->mtime_ns;
+	if (sa->valid & TUX3_SET_ATIME)
+		inode_atime_set(vol, &inode, sa->atime_ns);
 	if (sa->valid & TUX3_SET_SIZE) {
 		if (!S_ISREG(inode.mode))
 			err = -EINVAL;

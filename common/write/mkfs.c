@@ -126,6 +126,12 @@ static void build_ileaf(uint8_t *leaf, unsigned blocksize,
 	root.gid = p->gid;
 	root.nlink = 2;
 	root.size = 0;
+	/* the atime feature (format.md 15.6): the root has one from the
+	 * start; the atom table, an internal file, never does */
+	if (p->incompat & TUX3_FEATURE_INCOMPAT_ATIME) {
+		root.present |= 1u << ATTR_ATIME;
+		root.atime = p->time_ns;
+	}
 
 	const unsigned count = TUX3_ROOT_INO + 1;	/* ibase 0 */
 	unsigned end = 0;
@@ -175,7 +181,7 @@ static void build_super(uint8_t *sb, const struct tux3_mkfs_params *p,
 		.logchain = l->logblock,
 		.logcount = 1,
 	};
-	memcpy(ds.magic, tux3_magic_2014, 8);
+	memcpy(ds.magic, tux3_magic_for(p->incompat), 8);
 
 	memset(sb, 0, TUX3_SB_LEN);
 	memcpy(sb, ds.magic, 8);
@@ -233,6 +239,12 @@ int tux3_mkfs(const char *path, const struct tux3_mkfs_params *p, char *err,
 		snprintf(err, errlen, "unknown extension features requested "
 			 "(compat 0x%x, ro_compat 0x%x, incompat 0x%x)",
 			 p->compat, p->ro_compat, p->incompat);
+		return -EINVAL;
+	}
+	/* versions come with a version table, which only a snapshot makes */
+	if (p->incompat & TUX3_FEATURE_INCOMPAT_VERSIONS) {
+		snprintf(err, errlen, "a new volume has no versions (incompat "
+			 "0x%x)", p->incompat);
 		return -EINVAL;
 	}
 	if (p->root_mode & ~07777u) {

@@ -235,6 +235,7 @@ static int new_inode(struct tux3_volume *vol, const struct inode *dir,
 	inode->gid = gid;
 	inode->nlink = S_ISDIR(mode) ? 2 : 1;
 	inode->ctime = inode->mtime = vol_now(vol);
+	inode_atime_set(vol, inode, inode->mtime);
 	return 0;
 }
 

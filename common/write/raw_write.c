@@ -24,6 +24,7 @@ static const struct {
 	{ "mtime", ATTR_MTIME, &tux3_fields_attr_mtime },
 	{ "rdev", ATTR_RDEV, &tux3_fields_attr_rdev },
 	{ "dtree", ATTR_DATA_BTREE, &tux3_fields_attr_data_btree },
+	{ "atime", ATTR_ATIME, &tux3_fields_attr_atime },
 };
 
 int tux3_write_raw(struct tux3_volume *vol, uint64_t offset,
@@ -61,7 +62,7 @@ int tux3_set_inode_field(struct tux3_volume *vol, tux3_ino_t ino,
 			break;
 	if (i == (sizeof(inode_fields) / sizeof(inode_fields[0]))) {
 		snprintf(err, errlen, "no inode field '%s' (mode uid gid size "
-			 "nlink ctime mtime rdev dtree)", field);
+			 "nlink ctime mtime rdev dtree atime)", field);
 		return -ENOENT;
 	}
 	const struct tux3_field *f = tux3_field_find(inode_fields[i].table,
@@ -102,6 +103,11 @@ int tux3_set_inode_field(struct tux3_volume *vol, tux3_ino_t ino,
 		snprintf(err, errlen, "volume opened read-only");
 		return -EROFS;
 	}
+	if (inode_fields[i].kind == ATTR_ATIME && !atime_enabled(vol)) {
+		snprintf(err, errlen, "atime: the volume has no atime feature "
+			 "(mkfs.tux3 -O atime)");
+		return -EOPNOTSUPP;
+	}
 	struct inode inode;
 	dir_index_forget(vol, ino);	/* its size or tree may change */
 	int ret = inode_load(vol, ino, &inode);
@@ -117,6 +123,7 @@ int tux3_set_inode_field(struct tux3_volume *vol, tux3_ino_t ino,
 	case 6: inode.mtime = (int64_t)v; break;
 	case 7: inode.rdev = v; break;
 	case 8: inode.dtree = v; break;
+	case 9: inode.atime = (int64_t)v; break;
 	}
 	inode.present |= 1u << inode_fields[i].kind;
 	ret = inode_store(vol, &inode);

@@ -349,6 +349,7 @@ int repair_make_root(struct tux3_volume *vol)
 		inode_free(&old);
 	tux3_clear_error(vol);
 	root.ctime = root.mtime = vol_now(vol);
+	inode_atime_set(vol, &root, root.mtime);
 	int err = inode_store(vol, &root);
 	inode_free(&root);	/* inode_store left the encoded blob on it */
 	if (!err && !existed)
@@ -383,12 +384,11 @@ int repair_make_internal(struct tux3_volume *vol, tux3_ino_t inum)
  * two agree (on: both, off: neither), and the commit writes them. */
 void repair_set_version_marks(struct tux3_volume *vol, bool on)
 {
-	memcpy(vol->super.magic, on ? tux3_magic_versions : tux3_magic_2014,
-	       8);
 	if (on)
 		vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
 	else
 		vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
+	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
 	vol->super_dirty = true;
 }
 

@@ -79,6 +79,10 @@ int write_begin(struct tux3_volume *vol);
 int inode_encode(const struct inode *inode, uint8_t *buf, unsigned cap,
 		 unsigned *len);
 int inode_store(struct tux3_volume *vol, struct inode *inode);
+/* Give inode the ATIME attribute with this value, on a volume with the
+ * atime feature (format.md 15.6); nothing elsewhere. */
+void inode_atime_set(const struct tux3_volume *vol, struct inode *inode,
+		     int64_t atime_ns);
 int inode_delete(struct tux3_volume *vol, uint64_t inum);
 int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum);
 /* inode_write.c: a blob stored as it is (len 0: the inode deleted) */

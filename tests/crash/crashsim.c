@@ -53,6 +53,9 @@
  * the same way, one level deep: each of its states must be the state
  * itself or the state without its orphans (--no-recovery: skip).
  *
+ * --atime: the volume is made with the ATIME feature (mkfs -O atime) and
+ * chmod also sets an access time, which the model and the image text
+ * carry (at=) like mtime and ctime.
  * --snapshots (random workloads): operations also take snapshots s0..s3
  * of the live version or of another snapshot, delete them, and select
  * one to write, overwrite, truncate, create or unlink a file in it.  Each
@@ -145,6 +148,8 @@ struct options {
 				 * as creates, and every workload ends
 				 * deleting the snapshots left (back to the
 				 * 2014 format, doc/format.md 17.8) */
+	bool atime;		/* --atime: mkfs -O atime, chmod sets an
+				 * atime too (doc/format.md 15.6) */
 	bool snapshots;		/* --snapshots: random workloads take,
 				 * delete and write snapshots */
 };
@@ -607,7 +612,7 @@ static void emit_xattrs(struct sbuf *s, struct xent *x, unsigned n)
 
 /* times are those of the live volume at the commit (see snapshot) */
 struct mtimes {
-	int64_t mt[MN], ct[MN];
+	int64_t mt[MN], ct[MN], at[MN];
 	int err[MN];
 };
 
@@ -639,8 +644,8 @@ static void emit_model_node(struct sbuf *s, const struct model *m,
 	if (t->err[n])
 		sb_printf(s, " stat=%d\n", t->err[n]);
 	else
-		sb_printf(s, " mt=%" PRId64 " ct=%" PRId64 "\n", t->mt[n],
-			  t->ct[n]);
+		sb_printf(s, " mt=%" PRId64 " ct=%" PRId64 " at=%" PRId64
+			  "\n", t->mt[n], t->ct[n], t->at[n]);
 }
 
 struct nameidx {
@@ -816,8 +821,8 @@ static uint32_t emit_image_node(struct sbuf *s, struct tux3_volume *vol,
 		tux3_clear_error(vol);
 	}
 	emit_xattrs(s, xc.v, xc.n);
-	sb_printf(s, " mt=%" PRId64 " ct=%" PRId64 "\n", st.mtime_ns,
-		  st.ctime_ns);
+	sb_printf(s, " mt=%" PRId64 " ct=%" PRId64 " at=%" PRId64 "\n",
+		  st.mtime_ns, st.ctime_ns, st.atime_ns);
 	return st.mode;
 }
 
@@ -1054,6 +1059,7 @@ static void model_times(struct work *w, const struct model *m, uint32_t tag,
 		}
 		t->mt[i] = st.mtime_ns;
 		t->ct[i] = st.ctime_ns;
+		t->at[i] = st.atime_ns;	/* mtime without --atime */
 	}
 	w->vol->vtag = selected;
 }
@@ -1523,8 +1529,13 @@ static void do_op(struct work *w, unsigned k, const struct op *o)
 		x->xhas[o->xi] = false;
 		return;
 	case OP_CHMOD: {
-		struct tux3_setattr sa = { .valid = TUX3_SET_MODE,
-					   .mode = o->flags & 07777 };
+		/* with --atime also an access time (a no-op elsewhere),
+		 * which the model takes from the volume like the others */
+		struct tux3_setattr sa = { .valid = TUX3_SET_MODE |
+					   TUX3_SET_ATIME,
+					   .mode = o->flags & 07777,
+					   .atime_ns = 1700000000000000000LL +
+						       (int64_t)o->flags };
 		check_result(w, k, o, tux3_setattr(vol, ino, &sa), 0);
 		x->mode = (x->mode & S_IFMT) | sa.mode;
 		return;
@@ -1663,7 +1674,10 @@ static void make_base(struct base *b, bool ace)
 	struct tux3_mkfs_params p = { .blockbits = bits,
 				      .volblocks = b->volblocks,
 				      .time_ns = T0,
-				      .compat = opt.features };
+				      .compat = opt.features,
+				      .incompat = opt.atime ?
+						  TUX3_FEATURE_INCOMPAT_ATIME :
+						  0 };
 	memcpy(p.uuid, "crashsim-uuid-01", 16);
 	snprintf(p.label, sizeof(p.label), "crashsim");
 	char err[300];
@@ -3346,6 +3360,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-torn-super")) {
 			opt.no_torn_super = true;
+			continue;
+		}
+		if (!strcmp(a, "--atime")) {
+			opt.atime = true;
 			continue;
 		}
 		if (!strcmp(a, "--list")) {

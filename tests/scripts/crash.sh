@@ -78,6 +78,8 @@ case $(basename "$build") in
 		--workloads 1 --ops 20 --block-size 512 --max-states 64 --torn 4
 	sharded random-snap-compact-4096 --workload random --compact --seed 6 \
 		--workloads 1 --ops 16 --max-states 64 --torn 4
+	sharded random-atime-4096 --workload random --atime --seed 9 \
+		--workloads 1 --ops 20 --max-states 64 --torn 4
 	;;
 *)
 	# every sequence of one or two operations (1122), then one in 16 of
@@ -102,6 +104,12 @@ case $(basename "$build") in
 	sharded random-snap-compact-512 --workload random --compact \
 		--seed 1005 --workloads 3 --ops 16 --block-size 512 \
 		--max-states 256
+	# a volume with access times (format.md 15.6), snapshots too
+	sharded random-atime-4096 --workload random --atime --seed 7 \
+		--workloads 4 --ops 20
+	sharded random-atime-snap-512 --workload random --atime --snapshots \
+		--seed 1007 --workloads 1 --ops 20 --block-size 512 \
+		--max-states 64
 	;;
 esac
 

@@ -690,23 +690,71 @@ if fresh full 64m; then
 fi
 
 # ---- our POSIX list ----
-img=$work/posix.img
-"$mkfs" -q "$img" 64m
-if ! want posix; then :
-elif start "$img" -o allow_other; then
-	"$posix" "$mnt" --user 65534:65534 > "$work/posix.out" \
-		2> "$work/posix.err"
+# posix_run NAME ARGS...: tests/fuse_posix on $mnt, its lines as NAME/...
+posix_run() {
+	pname=$1
+	shift
+	"$posix" "$mnt" "$@" > "$work/posix.out" 2> "$work/posix.err"
 	rc=$?
-	sed -n 's#^\(PASS\|FAIL\|SKIP\) posix/#\1 '"$T"'/posix/#p' \
+	sed -n 's#^\(PASS\|FAIL\|SKIP\) posix/#\1 '"$T/$pname"'/#p' \
 		"$work/posix.out"
 	cat "$work/posix.err"
-	if [ $rc = 0 ]; then pass posix/exit
-	else fail posix/exit "status $rc: $(tail -1 "$work/posix.err")"
+	if [ $rc = 0 ]; then pass "$pname/exit"
+	else fail "$pname/exit" "status $rc: $(tail -1 "$work/posix.err")"
 	fi
+}
+
+# posix_atime NAME MODE MOUNT-OPTIONS...: the atime cases alone on a
+# mount of $img with these options, then an atime left on a file read
+# back after a remount
+posix_atime() {
+	aname=$1 amode=$2
+	shift 2
+	if ! start "$img" "$@"; then
+		fail "$aname/mount" "$(tail -2 "$log" | tr '\n' ' ')"
+		return
+	fi
+	posix_run "$aname" --atime "$amode" --only-atime
+	"$posix" "$mnt" --atime-set "$mnt/$aname.remount" >/dev/null
+	stop || fail "$aname/unmount"
+	if start "$img" "$@"; then
+		posix_run "$aname/remount" --atime "$amode" \
+			--atime-get "$mnt/$aname.remount"
+		result "$aname/unmount" stop
+	else
+		fail "$aname/remount" "$(tail -2 "$log" | tr '\n' ' ')"
+	fi
+}
+
+# the whole list on a volume with the atime feature (relatime), as root
+# and, with allow_other, as nobody
+img=$work/posix.img
+"$mkfs" -q -O atime "$img" 64m
+if ! want posix; then :
+elif start "$img" -o allow_other; then
+	posix_run posix --atime relatime --user 65534:65534
 	result posix/unmount stop
 	check posix/fsck
+	posix_atime posix-relatime relatime
+	posix_atime posix-strictatime strict -o strictatime
+	posix_atime posix-noatime noatime -o noatime
+	check posix/atime-fsck
 else
 	fail posix/mount "$(tail -2 "$log" | tr '\n' ' ')"
+fi
+rm -f "$img"
+# a volume without the feature: atime is mtime, reads change nothing,
+# and the volume stays in the 2014 format
+"$mkfs" -q "$img" 64m
+if want posix; then
+	posix_atime posix-2014 none
+	check posix-2014/fsck
+	magic=$(od -An -tx1 -j4096 -N8 "$img" | tr -d ' \n')
+	if [ "$magic" = 7475783320140506 ]; then
+		pass posix-2014/magic
+	else
+		fail posix-2014/magic "$magic"
+	fi
 fi
 rm -f "$img"
 
