@@ -77,8 +77,8 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 # installs ($(BUILD)/inst/) carry no run path.  STATIC=1 links the tools
 # with libtux3.a instead.
 LIBTUX3_SOVERSION = 1
-# the release, as tux3_version() gives it (common/volume.c)
-TUX3_RELEASE := $(shell sed -n 's/^\#define TUX3_VERSION "\(.*\)"/\1/p' common/volume.c)
+# the release, as tux3_version() gives it (common/top/volume.c)
+TUX3_RELEASE := $(shell sed -n 's/^\#define TUX3_VERSION "\(.*\)"/\1/p' common/top/volume.c)
 LIBTUX3_SONAME = libtux3.so.$(LIBTUX3_SOVERSION)
 STATIC  ?=
 RPATH_HERE = -Wl,-rpath,'$$ORIGIN'

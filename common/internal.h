@@ -9,7 +9,8 @@
  *   write/write.h     every change: edits, allocation, log, commit
  *   version/vinode.h  versions on a volume (vinode_ops)
  *   internal.h        the top: volume.c (open/close), walk.c (the one
- *                     walker), snapshot.c (snapshot operations)
+ *                     walker), snapshot.c (snapshot operations),
+ *                     dirhash_feature.c (DIR_INDEX set or cleared)
  *   check/fsck_internal.h  the check engine, above everything
  */
 #ifndef TUX3_INTERNAL_H
@@ -18,6 +19,11 @@
 #include "version/vinode.h"
 #include "version/vfilemap.h"
 #include "version/vleaf.h"
+
+/* ---- dirhash_feature.c: DIR_INDEX set or cleared (tux3tune -O) ---- */
+/* Every directory of the volume, by the walker (*dirs: the caller
+ * frees; on an error, those found before it). */
+int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n);
 
 /* ---- snapshot.c ---- */
 /* Snapshots on a volume opened TUX3_OPEN_RDWR.  create: a snapshot named

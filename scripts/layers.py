@@ -39,7 +39,7 @@ RANKS = {
        " dirent.c log.c fields.c",                                   # format
     2: "btree.c inode.c filemap.c namei.c xattr.c orphan.c replay.c"
        " replay_steps.c replay_index.c logscan.c bitmap.c dir.c dir_index.c"
-       " dirhash.c atom.c raw.c probe.c",  # core
+       " dirhash.c dirhash_info.c atom.c raw.c probe.c",  # core
     3: "btree_edit.c balloc.c commit.c log_write.c logwrite.c"
        " inode_write.c filemap_write.c namei_write.c orphan_write.c"
        " atom_write.c xattr_write.c data_write.c raw_write.c"
@@ -47,7 +47,7 @@ RANKS = {
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c"
        " vfilemap_write.c vinode.c vinode_write.c vinode_data.c"
        " vtable.c vtable_inode.c",                                   # version
-    5: "volume.c walk.c snapshot.c snapshot_compact.c snapshot_diff.c snapshot_diff_inode.c version_ops.c",                   # top
+    5: "volume.c walk.c dirhash_feature.c snapshot.c snapshot_compact.c snapshot_diff.c snapshot_diff_inode.c version_ops.c",                   # top
     6: "check.c fsck*.c",                                            # check
 }
 FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "replay": 2, "write": 3, "version": 4,

@@ -152,11 +152,6 @@ struct dir_compact_result {
 int dir_compact(struct tux3_volume *vol, struct inode *dir,
 		struct dir_compact_result *res);
 
-/* ---- dirhash_feature.c: DIR_INDEX set or cleared (tux3tune -O) ---- */
-/* Every directory of the volume, by the walker (*dirs: the caller
- * frees; on an error, those found before it). */
-int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n);
-
 /* ---- orphan_write.c ---- */
 int orphan_unify(struct tux3_volume *vol);
 int orphan_begin(struct tux3_volume *vol, uint64_t inum);

@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 #include <sys/stat.h>
-#include "write/write.h"
+#include "internal.h"
 #include "tux3_walk.h"
 
 struct dir_list {
