@@ -57,14 +57,14 @@ static struct vtree *table_copy(struct tux3_volume *vol)
  * into a snapshot of it: it has no name there, and would outlive its
  * release.  Its mode is made ABSENT on the new label. */
 static int orphans_absent(struct tux3_volume *vol, struct vtree *vt,
-			  unsigned label)
+			  unsigned *label)
 {
 	int err = 0;
 	for (unsigned i = 0; i < vol->orphans.count && !err; i++) {
 		tux3_ino_t inum = vol->orphans.inums[i];
 		struct vattrs x;
 		uint8_t *blob, *out = NULL;
-		unsigned len, bad_at, l = label;
+		unsigned len, bad_at, l = *label;
 		if (inum < TUX3_ROOT_INO ||
 		    (err = itree_blob(vol, inum, &blob, &len)))
 			continue;
@@ -72,8 +72,13 @@ static int orphans_absent(struct tux3_volume *vol, struct vtree *vt,
 			free(blob);
 			continue;	/* fsck's business */
 		}
+		/* the set may move the snapshot to an implicit child of
+		 * its label (VERSION_GHOST left behind): the next orphan and
+		 * the snapshot's name follow it there */
 		err = vattrs_set(vt, &x, &l, VATTR_KEY(ATTR_MODE_OWNER, 0),
 				 NULL, 0, vol_now(vol));
+		if (!err)
+			*label = l;
 		int n = -ENOMEM;
 		if (!err && (out = malloc(len + 64)))
 			n = vattrs_encode(&x, out, len + 64);
@@ -120,10 +125,14 @@ int version_create(struct tux3_volume *vol, const char *name,
 		err = -ENOENT;
 	int l = err ? err : vtree_snapshot(vt, (unsigned)parent, tag,
 					   vol_now(vol));
+	unsigned label = l >= 0 ? (unsigned)l : 0;
 	if (l >= 0 && parent == VERSION_ORIGIN)
-		err = orphans_absent(vol, vt, (unsigned)l);
-	if (l >= 0 && !err) {
-		snprintf(vt->v[l].name, sizeof(vt->v[l].name), "%s", name);
+		err = orphans_absent(vol, vt, &label);
+	if (l >= 0 && err)
+		l = err;
+	if (l >= 0) {
+		snprintf(vt->v[label].name, sizeof(vt->v[label].name), "%s",
+			 name);
 		err = vtable_save(vol, vt);
 		if (!err && tagp)
 			*tagp = tag;

@@ -347,7 +347,7 @@ TEST(open_unknown_incompat_refused)
 	struct tux3_identity id = sample_identity();
 	id.compat = 0x4;	/* unknown compat bits are fine */
 	id.ro_compat = 0;
-	id.incompat = 0x80000002u;
+	id.incompat = 0x80000004u;
 	const char *path = image_with_record("small-unified", &id, 3, 0, NULL,
 					     false);
 	enum tux3_open_mode modes[] = { TUX3_OPEN_RDONLY, TUX3_OPEN_NOREPLAY,
@@ -359,7 +359,7 @@ TEST(open_unknown_incompat_refused)
 			 -EOPNOTSUPP);
 		CHECK(vol == NULL);
 		CHECK(strstr(msg, "offset 4624"));
-		CHECK(strstr(msg, "0x80000002"));
+		CHECK(strstr(msg, "0x80000004"));
 		CHECK(strstr(msg, "incompat"));
 	}
 }

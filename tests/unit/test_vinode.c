@@ -219,6 +219,45 @@ TEST(delete_gives_back_exactly_what_only_it_read)
 	fsck_clean(path);
 }
 
+/* Orphans of the live version are made absent in a new snapshot of it;
+ * with an older snapshot below, the first of them moves the new label to
+ * an implicit child, and the name and every other orphan must follow
+ * (the name once stayed on the ghost: the snapshot could not be found). */
+TEST(snapshot_over_orphans_keeps_its_name)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "apple");
+	tux3_ino_t b = make_file(vol, "b", "berry");
+	make_file(vol, "c", "cherry");
+	CHECK_EQ(tux3_snapshot_create(vol, "old", NULL), 0);
+	CHECK_EQ(tux3_iopen(vol, a), 0);
+	CHECK_EQ(tux3_iopen(vol, b), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "a", 1), 0);
+	CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, "b", 1), 0);
+	CHECK_EQ(tux3_snapshot_create(vol, "new", NULL), 0);
+	in_version(vol, "new");
+	CHECK(!strcmp(content(vol, "/c"), "cherry"));
+	CHECK(!strcmp(content(vol, "/a"), ""));
+	struct tux3_stat st;
+	CHECK(tux3_stat(vol, a, &st) != 0);	/* absent, not kept */
+	tux3_clear_error(vol);
+	CHECK(tux3_stat(vol, b, &st) != 0);
+	tux3_clear_error(vol);
+	in_version(vol, "old");
+	CHECK(!strcmp(content(vol, "/a"), "apple"));
+	in_version(vol, NULL);
+	CHECK_EQ(tux3_irelease(vol, a), 0);
+	CHECK_EQ(tux3_irelease(vol, b), 0);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	in_version(vol, "new");
+	CHECK(!strcmp(content(vol, "/b"), ""));
+	CHECK(!strcmp(content(vol, "/c"), "cherry"));
+	tux3_close(vol);
+}
+
 TEST(inode_only_a_deleted_snapshot_had_goes_with_it)
 {
 	const char *path = fresh();
