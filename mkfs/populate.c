@@ -514,8 +514,11 @@ static int open_regular(struct pop *p, int dfd, const char *name,
 static int copy_dir(struct pop *p, int dfd, tux3_ino_t dino,
 		    const struct stat *dst);
 
-/* Every type but a directory: create, data, xattrs, attributes. */
-static int copy_nondir(struct pop *p, int dfd, const char *name,
+/* Every type but a directory: create, data, xattrs, attributes.  Kept
+ * out of copy_entry so that the recursion through directories carries
+ * only their small frames, not this one's buffers, at every level of a
+ * deep tree. */
+static __attribute__((noinline)) int copy_nondir(struct pop *p, int dfd, const char *name,
 		       const struct stat *st, tux3_ino_t dino)
 {
 	size_t len = strlen(name);

@@ -170,8 +170,10 @@ static int check_index(struct dx_check *c)
 	if (!err && root.count) {
 		if ((err = entries_keys(c)))
 			goto out;
-		qsort(c->have.v, c->have.n, sizeof(uint64_t), key_cmp);
-		qsort(c->want.v, c->want.n, sizeof(uint64_t), key_cmp);
+		if (c->have.n)
+			qsort(c->have.v, c->have.n, sizeof(uint64_t), key_cmp);
+		if (c->want.n)
+			qsort(c->want.v, c->want.n, sizeof(uint64_t), key_cmp);
 		if (c->have.n != c->want.n ||
 		    (c->have.n && memcmp(c->have.v, c->want.v,
 					 c->have.n * sizeof(uint64_t))))

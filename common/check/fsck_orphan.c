@@ -72,7 +72,8 @@ static int count_names(struct tux3_volume *vol, struct name_walk *w)
 	struct tux3_walk_ops ops = { .inode = walk_inode,
 				     .dirent = walk_dirent,
 				     .error = walk_error };
-	qsort(w->refs, w->count, sizeof(*w->refs), ref_cmp);
+	if (w->count)
+		qsort(w->refs, w->count, sizeof(*w->refs), ref_cmp);
 	int err = tux3_walk(vol, &ops, w);
 	tux3_clear_error(vol);
 	return err < 0 && err != -EUCLEAN ? err : 0;

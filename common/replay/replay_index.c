@@ -663,7 +663,8 @@ static int read_records(struct rebuild *rb)
 	} while (rb->grew && !c.err);
 	if (c.err)
 		return c.err;
-	qsort(rb->v, rb->n, sizeof(*rb->v), by_node_block);
+	if (rb->n)
+		qsort(rb->v, rb->n, sizeof(*rb->v), by_node_block);
 	for_each_record(rb->vol, apply_record, rb);
 	return 0;
 }
