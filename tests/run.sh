@@ -124,8 +124,9 @@ fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
 
-# The job list, longest first by the last run's times (a job never timed
-# counts as long), as "MS BUILD JOB" lines.
+# The job list, longest first by the last run's times, else by those kept
+# in tests/times/ (a job never timed counts as long), as "MS BUILD JOB"
+# lines.
 for build in "$@"; do
 	check_tests_names "$build"
 done
@@ -141,6 +142,9 @@ for build in "$@"; do
 		selected "$job" || continue
 		ms=$(awk -v j="$job" '$2 == j { print $1 }' \
 			"$build/tests/log/times" 2>/dev/null)
+		# a clean tree: the times kept in tests/times/FLAVOUR
+		[ -n "$ms" ] || ms=$(awk -v j="$job" '$2 == j { print $1 }' \
+			"tests/times/${build##*/}" 2>/dev/null)
 		echo "${ms:-999999999} $build $job"
 		rm -f "$build/tests/log/$job.log"
 	done

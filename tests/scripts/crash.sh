@@ -89,20 +89,20 @@ case $(basename "$build") in
 		--max-states 256
 	sharded ace3-4096-sampled --workload ace --block-size 4096 \
 		--seed 1122 --every 16 --max-states 64
-	sharded random-4096 --workload random --seed 1 --workloads 40
-	sharded random-512 --workload random --seed 1001 --workloads 40 \
+	sharded random-4096 --workload random --seed 1 --workloads 24
+	sharded random-512 --workload random --seed 1001 --workloads 24 \
 		--block-size 512
 	# random workloads that also take, delete and write snapshots
 	sharded random-snap-4096 --workload random --snapshots --seed 1 \
 		--workloads 6 --ops 20
 	sharded random-snap-512 --workload random --snapshots --seed 1001 \
-		--workloads 4 --ops 20 --block-size 512 --max-states 256
+		--workloads 4 --ops 20 --block-size 512 --max-states 128
 	# the same ending with every snapshot deleted: the last delete
 	# takes the volume back to the 2014 format (format.md 17.8)
 	sharded random-snap-compact-4096 --workload random --compact --seed 5 \
 		--workloads 4 --ops 16
 	sharded random-snap-compact-512 --workload random --compact \
-		--seed 1005 --workloads 3 --ops 16 --block-size 512 \
+		--seed 1005 --workloads 2 --ops 16 --block-size 512 \
 		--max-states 256
 	# a volume with access times (format.md 15.6), snapshots too
 	sharded random-atime-4096 --workload random --atime --seed 7 \

@@ -139,10 +139,15 @@ echo hello > "$src/a"
 echo world > "$src/d/b"
 "$mkfs" -q -U 00000000-0000-0000-0000-000000000001 -d "$src" "$work/fb.img" 4M \
 	> /dev/null 2>&1
-n=0 bad=
+n=0 bad= k=0
+# the sanitizer build probes one case in 3 (each case's damage is made by
+# a tux3debug run, the bulk of this loop's time there)
+case $(basename "$build") in *asan*) every=3 ;; *) every=1 ;; esac
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}"
 for d in tests/fsck/*/; do
 	[ -f "$d/corrupt" ] || continue
+	k=$((k + 1))
+	[ $((k % every)) -eq 0 ] || continue
 	c=$(basename "$d")
 	cp "$work/fb.img" "$work/c.img"
 	sh "$d/corrupt" "$dbg" "$work/c.img" "$build" > /dev/null 2>&1 || continue

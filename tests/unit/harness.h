@@ -47,6 +47,23 @@ static unsigned test_count;
 		__FILE__, __LINE__, #a, _a, #b, _b); exit(1); } } while (0)
 #define SKIP(why) do { fprintf(stderr, "%s\n", why); exit(77); } while (0)
 
+/* The sanitizer build runs the long randomised cases at a share of their
+ * length (SANITIZER_SHARE(n, d): n/d there, n elsewhere, never 0): the
+ * same code paths for its memory checks, a fraction of the time; the
+ * normal build runs them whole. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER 0
+#endif
+#define SANITIZER_SHARE(n, d) \
+	(UNDER_SANITIZER ? ((n) / (d) ? (n) / (d) : 1) : (n))
+
 /* A case that took a second of CPU or more says so (in the job's log), to
  * find what makes a test program long, under a sanitizer especially. */
 static inline void report_case_cpu(const char *suite, const char *name,

@@ -220,12 +220,13 @@ static void identical_images(unsigned bits, unsigned min_blocks,
 
 TEST(identical_images_4k)
 {
-	identical_images(12, DIR_INDEX_MIN_BLOCKS, NULL, 12000);
+	identical_images(12, DIR_INDEX_MIN_BLOCKS, NULL,
+			 SANITIZER_SHARE(12000, 2));
 }
 
 TEST(identical_images_1k_every_dir)
 {
-	identical_images(10, 1, NULL, 8000);
+	identical_images(10, 1, NULL, SANITIZER_SHARE(8000, 3));
 }
 
 /* Every name of a length hashes the same: 255 long chains. */
@@ -247,7 +248,8 @@ static uint32_t hash_constant(uint32_t seed, const char *name, unsigned len)
 
 TEST(identical_images_colliding_hash)
 {
-	identical_images(12, 1, hash_by_length, 6000);
+	identical_images(12, 1, hash_by_length,
+			 SANITIZER_SHARE(6000, 2));
 }
 
 TEST(one_hash_for_every_name)
