@@ -220,6 +220,13 @@ int tux3_set_identity(struct tux3_volume *vol, const char *label,
  * volume with snapshots. */
 int tux3_set_dir_index_feature(struct tux3_volume *vol, int on,
 			       uint64_t *dirs);
+/* ATIME (doc/format.md 15.6) set (on) or cleared: setting changes only
+ * the record's incompat bit and the magic; clearing first drops the
+ * attribute from every inode that has one (*inodes: how many), then the
+ * bit, and the magic falls back to the 2014 one.  Committed by tux3_sync
+ * or tux3_umount.  Clearing is -EOPNOTSUPP on a volume with snapshots. */
+int tux3_set_atime_feature(struct tux3_volume *vol, int on,
+			   uint64_t *inodes);
 
 /* A directory's on-disk index (tux3debug htree; doc/format.md 15.5). */
 struct tux3_dir_bucket {

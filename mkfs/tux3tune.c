@@ -34,13 +34,47 @@ struct request {
 	int set_uuid;
 	int list;
 	int dir_index;		/* -O: 1 set, -1 clear, 0 keep */
+	int atime;		/* the same */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: " PROG " [-l] [-L label] [-U uuid|random|time|clear]\n"
-"                [-O dir_index|^dir_index] DEVICE\n");
+"                [-O [^]dir_index,[^]atime] DEVICE\n");
+}
+
+/* -O's list, as tune2fs takes it: names separated by commas, each with
+ * ^ to clear; the features that can change on a volume. */
+static int parse_features(const char *arg, struct request *r)
+{
+	char *list = strdup(arg), *save = NULL;
+	if (!list) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -1;
+	}
+	for (char *f = strtok_r(list, ",", &save); f;
+	     f = strtok_r(NULL, ",", &save)) {
+		int value = f[0] == '^' ? -1 : 1;
+		const char *name = f + (f[0] == '^');
+		if (!strcmp(name, "dir_index")) {
+			r->dir_index = value;
+		} else if (!strcmp(name, "atime")) {
+			r->atime = value;
+		} else {
+			fprintf(stderr, PROG ": -O %s: only dir_index and "
+				"atime (each with ^ to clear) can be "
+				"changed\n", f);
+			free(list);
+			return -1;
+		}
+	}
+	free(list);
+	if (!r->dir_index && !r->atime) {
+		fprintf(stderr, PROG ": -O '%s': no feature named\n", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static void feature_names(const struct tux3_identity *id, char *buf,
@@ -133,10 +167,12 @@ static int change(const struct request *r)
 		fprintf(stderr, PROG ": %s\n", msg);
 		return EXIT_ERROR;
 	}
-	uint64_t dirs = 0;
+	uint64_t dirs = 0, inodes = 0;
 	if (tux3_set_identity(vol, r->label, r->set_uuid ? r->uuid : NULL) ||
 	    (r->dir_index && tux3_set_dir_index_feature(vol, r->dir_index > 0,
 							&dirs)) ||
+	    (r->atime && tux3_set_atime_feature(vol, r->atime > 0,
+						&inodes)) ||
 	    tux3_sync(vol)) {
 		int rc = fail(vol, r->device);
 		tux3_close(vol);
@@ -148,6 +184,13 @@ static int change(const struct request *r)
 		       dirs == 1 ? "y" : "ies",
 		       r->dir_index > 0 ? "indexed" : "packed, their index "
 		       "blocks dropped");
+	if (r->atime > 0)
+		printf("atime set: the volume now needs a reader that knows "
+		       "the atime feature\n");
+	else if (r->atime < 0)
+		printf("atime cleared: %" PRIu64 " inode%s lost %s access "
+		       "time\n", inodes, inodes == 1 ? "" : "s",
+		       inodes == 1 ? "its" : "their");
 	if (r->list)
 		list(vol);
 	if (tux3_umount(vol)) {
@@ -207,17 +250,8 @@ int main(int argc, char **argv)
 			r.set_uuid = 1;
 			break;
 		case 'O':
-			/* the one feature that can change on a volume */
-			if (!strcmp(optarg, "dir_index")) {
-				r.dir_index = 1;
-			} else if (!strcmp(optarg, "^dir_index")) {
-				r.dir_index = -1;
-			} else {
-				fprintf(stderr, PROG ": -O %s: only dir_index "
-					"and ^dir_index can be changed\n",
-					optarg);
+			if (parse_features(optarg, &r))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
@@ -227,12 +261,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || (!r.list && !r.label && !r.set_uuid &&
-				    !r.dir_index)) {
+				    !r.dir_index && !r.atime)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	r.device = argv[optind];
-	if (r.label || r.set_uuid || r.dir_index)
+	if (r.label || r.set_uuid || r.dir_index || r.atime)
 		return change(&r);
 	return list_only(r.device);
 }

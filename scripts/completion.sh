@@ -54,9 +54,10 @@ _tux3_complete() {
 	tux3tune)
 		case \$prev in
 		-U) _tux3_words random time clear; return ;;
+		-O) _tux3_words dir_index ^dir_index atime ^atime; return ;;
 		-L) return ;;
 		esac
-		opts="-l -L -U" ;;
+		opts="-l -L -U -O" ;;
 	tux3probe)
 		case \$prev in
 		-o) _tux3_words full udev device; return ;;

@@ -47,7 +47,7 @@ RANKS = {
     4: "vtree.c velist.c vextent.c vattr.c vleaf.c vfilemap.c"
        " vfilemap_write.c vinode.c vinode_write.c vinode_data.c"
        " vtable.c vtable_inode.c",                                   # version
-    5: "volume.c walk.c dirhash_feature.c snapshot.c snapshot_compact.c snapshot_diff.c snapshot_diff_inode.c version_ops.c",                   # top
+    5: "volume.c walk.c dirhash_feature.c atime_feature.c snapshot.c snapshot_compact.c snapshot_diff.c snapshot_diff_inode.c version_ops.c",                   # top
     6: "check.c fsck*.c",                                            # check
 }
 FOLDER_RANKS = {"io": 0, "format": 1, "core": 2, "replay": 2, "write": 3, "version": 4,

@@ -195,6 +195,41 @@ out=$(run_probe "$work/t.img")
 [ $rc -eq 2 ] && pass tune-label-long || fail tune-label-long "exit $rc, want 2"
 "$tune" "$work/t.img" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && pass tune-usage || fail tune-usage "exit $rc, want 2"
+# -O atime, -O ^atime (format.md 15.6): clearing drops every inode's
+# atime (fsck would find a stray one) and gives back the 2014 magic
+magic_of() { dd if="$1" bs=1 skip=4096 count=8 2>/dev/null | od -An -c | tr -d ' '; }
+"$mkfs" -q -F "$work/plain.img" 8m > /dev/null 2>&1
+if "$mkfs" -q -F -O atime -d "$src" "$work/at.img" 8m > /dev/null 2>&1 &&
+   "$tune" -O ^atime "$work/at.img" > "$work/out" 2>&1 &&
+   grep -q "atime cleared: [3-9] inodes" "$work/out" &&
+   [ "$(magic_of "$work/at.img")" = "$(magic_of "$work/plain.img")" ] &&
+   "$fsck" -fn "$work/at.img" > "$work/fsck.out" 2>&1 &&
+   ! "$tune" -l "$work/at.img" | grep -q '^Filesystem features:.* atime'; then
+	pass tune-atime-clear
+else
+	fail tune-atime-clear "$(head -2 "$work/out") magic $(magic_of "$work/at.img"): $(grep -m1 PASS "$work/fsck.out")"
+fi
+if "$tune" -O atime,dir_index "$work/at.img" > "$work/out" 2>&1 &&
+   [ "$(magic_of "$work/at.img")" = tux3inc1 ] &&
+   "$fsck" -fn "$work/at.img" > /dev/null 2>&1 &&
+   "$tune" -l "$work/at.img" | grep -q '^Filesystem features:.* dir_index atime'; then
+	pass tune-atime-set
+else
+	fail tune-atime-set "$(head -2 "$work/out") magic $(magic_of "$work/at.img")"
+fi
+# snapshots keep access times per version: clearing is refused, unwritten
+if "$dbg" -w -R "snapshot create s1" "$work/at.img" > /dev/null 2>&1; then
+	sum=$(sha256sum < "$work/at.img")
+	"$tune" -O ^atime "$work/at.img" > "$work/out" 2>&1; rc=$?
+	[ $rc -eq 1 ] && [ "$(sha256sum < "$work/at.img")" = "$sum" ] &&
+		grep -q snapshots "$work/out" && pass tune-atime-snapshots ||
+		fail tune-atime-snapshots "exit $rc: $(head -2 "$work/out")"
+else
+	fail tune-atime-snapshots "snapshot create failed"
+fi
+"$tune" -O atime,nosuch "$work/at.img" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && pass tune-features-usage ||
+	fail tune-features-usage "exit $rc, want 2"
 if command -v flock >/dev/null 2>&1; then
 	sum=$(sha256sum < "$work/t.img")
 	flock -s "$work/t.img" "$tune" -L busy "$work/t.img" > "$work/out" 2>&1; rc=$?
