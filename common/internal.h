@@ -21,9 +21,11 @@
 #include "version/vleaf.h"
 
 /* ---- dirhash_feature.c: DIR_INDEX set or cleared (tux3tune -O) ---- */
-/* Every directory of the volume, by the walker (*dirs: the caller
- * frees; on an error, those found before it). */
+/* Every directory (volume_dirs) or every inode (volume_inodes) of the
+ * volume, by the walker (the caller frees the array; on an error, it
+ * holds those found before it). */
 int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n);
+int volume_inodes(struct tux3_volume *vol, tux3_ino_t **inodes, size_t *n);
 
 /* ---- snapshot.c ---- */
 /* Snapshots on a volume opened TUX3_OPEN_RDWR.  create: a snapshot named

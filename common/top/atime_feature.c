@@ -10,24 +10,6 @@
  */
 #include <stdlib.h>
 #include "internal.h"
-#include "tux3_walk.h"
-
-struct ino_list {
-	tux3_ino_t *v;
-	size_t n, cap;
-};
-
-static int list_inode(void *ctx, const struct tux3_stat *st,
-		      tux3_block_t leafblock, unsigned bloblen)
-{
-	struct ino_list *l = ctx;
-	(void)leafblock;
-	(void)bloblen;
-	if (array_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
-		return -ENOMEM;
-	l->v[l->n++] = st->ino;
-	return 0;
-}
 
 /* One inode's ATIME attribute dropped, if it has one.  *done: it had. */
 static int drop_atime(struct tux3_volume *vol, tux3_ino_t ino, bool *done)
@@ -49,17 +31,17 @@ static int drop_atime(struct tux3_volume *vol, tux3_ino_t ino, bool *done)
 
 static int drop_every_atime(struct tux3_volume *vol, uint64_t *inodes)
 {
-	static const struct tux3_walk_ops ops = { .inode = list_inode };
-	struct ino_list l = { 0 };
-	int err = tux3_walk(vol, &ops, &l);
-	for (size_t i = 0; !err && i < l.n; i++) {
+	tux3_ino_t *v;
+	size_t n;
+	int err = volume_inodes(vol, &v, &n);
+	for (size_t i = 0; !err && i < n; i++) {
 		bool done = false;
 		/* change_begin may commit a full delta before this inode */
 		if (!(err = change_begin(vol)))
-			err = drop_atime(vol, l.v[i], &done);
+			err = drop_atime(vol, v[i], &done);
 		*inodes += done;
 	}
-	free(l.v);
+	free(v);
 	return err;
 }
 

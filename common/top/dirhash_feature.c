@@ -12,18 +12,19 @@
 #include "internal.h"
 #include "tux3_walk.h"
 
-struct dir_list {
+struct ino_list {
 	tux3_ino_t *v;
 	size_t n, cap;
+	bool dirs_only;
 };
 
-static int list_dir(void *ctx, const struct tux3_stat *st,
-		    tux3_block_t leafblock, unsigned bloblen)
+static int list_inode(void *ctx, const struct tux3_stat *st,
+		      tux3_block_t leafblock, unsigned bloblen)
 {
-	struct dir_list *l = ctx;
+	struct ino_list *l = ctx;
 	(void)leafblock;
 	(void)bloblen;
-	if (!S_ISDIR(st->mode))
+	if (l->dirs_only && !S_ISDIR(st->mode))
 		return 0;
 	if (array_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
 		return -ENOMEM;
@@ -31,14 +32,25 @@ static int list_dir(void *ctx, const struct tux3_stat *st,
 	return 0;
 }
 
-int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n)
+static int volume_list(struct tux3_volume *vol, bool dirs_only,
+		       tux3_ino_t **v, size_t *n)
 {
-	struct dir_list l = { 0 };
-	static const struct tux3_walk_ops ops = { .inode = list_dir };
+	struct ino_list l = { .dirs_only = dirs_only };
+	static const struct tux3_walk_ops ops = { .inode = list_inode };
 	int err = tux3_walk(vol, &ops, &l);
-	*dirs = l.v;
+	*v = l.v;
 	*n = l.n;
 	return err;
+}
+
+int volume_dirs(struct tux3_volume *vol, tux3_ino_t **dirs, size_t *n)
+{
+	return volume_list(vol, true, dirs, n);
+}
+
+int volume_inodes(struct tux3_volume *vol, tux3_ino_t **inodes, size_t *n)
+{
+	return volume_list(vol, false, inodes, n);
 }
 
 /* One directory: its index built (on) or its index blocks dropped
