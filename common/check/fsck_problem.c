@@ -62,6 +62,10 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P1_EXT_NEWER] = { "PASS1_EXTENSION_NEWER", 1,
 		"superblock extension record (bytes %" U "..%" U "): %s; "
 		"written by a newer tool, left as it is", 0, NULL },
+	[P1_ATIME_MAGIC] = { "PASS1_ATIME_MAGIC", 1,
+		"superblock magic is %s, but the extension record's "
+		"incompatible features (%#" PRIx64 ") imply %s", 1,
+		"set the magic the features imply" },
 	/* ---- pass 2: log ---- */
 	[P2_LOG_BAD] = { "PASS2_LOG_BAD", 2,
 		"log block %" U " (%" U " of %" U "): %s; %s", 0,

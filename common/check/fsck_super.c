@@ -217,10 +217,11 @@ static void magic_hex(const uint8_t *m, char hex[17])
  * valid: a flipped bit, not another file system. */
 static int magic_near(struct fsck *f, const uint8_t *prim, struct sbcopy *c)
 {
-	const uint8_t *known[] = { tux3_magic_2014, tux3_magic_versions };
+	const uint8_t *known[] = { tux3_magic_2014, tux3_magic_versions,
+				   tux3_magic_features };
 	uint8_t *raw = c->fix;
 	char why[200], have[17], want[17];
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++) {
 		unsigned d = magic_distance(prim, known[i]);
 		if (d > 2)
 			continue;
@@ -608,6 +609,35 @@ static void check_hints(struct fsck *f, const struct tux3_volume *vol)
 /* The volume opened: its superblock warnings, the extension record,
  * the hints and unknown ro_compat features.  FIXED when the primary was
  * rewritten from the copy (opened again), else 0, or <0. */
+/* The 2014 magic and "tux3inc1" against the record's incompat bits
+ * (format.md 15.6): a volume with ATIME under the 2014 magic would be
+ * opened by the reference, which misreads access times; "tux3inc1"
+ * over a record without the bit is refused by it for nothing (a torn
+ * write of tux3tune -O's two marks leaves either).  The record, which
+ * a CRC guards, decides.  The versions magic and bit are pass 9's. */
+static int atime_magic(struct fsck *f, const struct tux3_volume *vol,
+		       struct sbcopy *c)
+{
+	const uint8_t *sb = vol->sbraw;
+	uint32_t incompat = vol->ident.incompat;
+	if (!vol->ident.present ||
+	    (incompat & TUX3_FEATURE_INCOMPAT_VERSIONS) ||
+	    !memcmp(sb, tux3_magic_versions, 8))
+		return NOT_MINE;
+	const uint8_t *want = tux3_magic_for(incompat);
+	if (!memcmp(sb, want, 8))
+		return NOT_MINE;
+	char have_hex[17], want_hex[17];
+	magic_hex(sb, have_hex);
+	magic_hex(want, want_hex);
+	if (!fsck_problem(f, P1_ATIME_MAGIC, true, NULL, have_hex,
+			  (uint64_t)incompat, want_hex))
+		return REPORTED;
+	memcpy(c->fix, sb, TUX3_SB_LEN);
+	memcpy(c->fix, want, 8);
+	return write_super(c, c->fix, 0, 8);
+}
+
 static int check_open(struct fsck *f, struct tux3_volume *vol,
 		      struct sbcopy *c)
 {
@@ -624,6 +654,9 @@ static int check_open(struct fsck *f, struct tux3_volume *vol,
 	if (r != NOT_MINE)
 		goto out;
 	r = check_extension(f, vol->sbraw, c);
+	if (r == FIXED || r < 0)
+		goto out;
+	r = atime_magic(f, vol, c);
 	if (r == FIXED || r < 0)
 		goto out;
 	check_hints(f, vol);
