@@ -101,6 +101,9 @@ bool vtable_marked(const struct tux3_volume *vol);
 bool atime_marked(const struct tux3_volume *vol);
 /* The volume stores atime: the bit in a present record. */
 bool atime_enabled(const struct tux3_volume *vol);
+/* An incompat feature bit set or cleared in the record, the magic the
+ * bits then imply with it (format.md 15.6, 17.4), for the next commit. */
+void superext_set_incompat(struct tux3_volume *vol, uint32_t bit, bool on);
 
 /* ---- sb2.c ---- */
 /* ---- sb2.c: the secondary superblock (SB_BACKUP, format.md 15.3) ----

@@ -232,6 +232,16 @@ bool atime_enabled(const struct tux3_volume *vol)
 	       (vol->ident.incompat & TUX3_FEATURE_INCOMPAT_ATIME);
 }
 
+void superext_set_incompat(struct tux3_volume *vol, uint32_t bit, bool on)
+{
+	if (on)
+		vol->ident.incompat |= bit;
+	else
+		vol->ident.incompat &= ~bit;
+	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
+	vol->super_dirty = true;
+}
+
 bool atime_marked(const struct tux3_volume *vol)
 {
 	return atime_enabled(vol) ||

@@ -60,11 +60,6 @@ int tux3_set_atime_feature(struct tux3_volume *vol, int on,
 	if (!on && atime_enabled(vol) &&
 	    (err = drop_every_atime(vol, inodes)))
 		return err;
-	if (on)
-		vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_ATIME;
-	else
-		vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_ATIME;
-	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
-	vol->super_dirty = true;
+	superext_set_incompat(vol, TUX3_FEATURE_INCOMPAT_ATIME, on);
 	return 0;
 }

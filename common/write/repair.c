@@ -384,12 +384,7 @@ int repair_make_internal(struct tux3_volume *vol, tux3_ino_t inum)
  * two agree (on: both, off: neither), and the commit writes them. */
 void repair_set_version_marks(struct tux3_volume *vol, bool on)
 {
-	if (on)
-		vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
-	else
-		vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
-	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
-	vol->super_dirty = true;
+	superext_set_incompat(vol, TUX3_FEATURE_INCOMPAT_VERSIONS, on);
 }
 
 /* The superblock written at the commit as the open left it in memory
