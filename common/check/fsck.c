@@ -115,9 +115,10 @@ static int fsck_round(struct fsck *f)
 			break;
 	}
 	if (f->stop || fsck_cancelled(f) || f->failed.n) {
-		/* nothing of this round is committed */
-		res->modified = 0;
-		res->fixed = 0;
+		/* nothing of this round is committed past its last
+		 * checkpoint (fsck_make_room) */
+		res->modified = f->checkpoints > 0;
+		res->fixed = f->fixed_at_checkpoint;
 		return 0;
 	}
 	if (f->vol) {

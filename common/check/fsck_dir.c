@@ -289,8 +289,9 @@ static int ns_round(struct fsck *f, struct declined *declined)
 				decline(declined, p);
 				continue;
 			}
-			int r = 0;
-			switch (p->what) {
+			/* a failed commit is this repair's failure */
+			int r = fsck_make_room(f);
+			if (!r) switch (p->what) {
 			case TUX3_NS_DANGLING:
 				r = fsck_dir_remove_inum(f->vol, p->dir,
 							 p->inum, false);

@@ -112,6 +112,10 @@ struct fsck {
 	 * dropped the version marks): one more round after the commit */
 	bool again;
 	bool unusable;		/* the volume cannot be checked further */
+	/* commits made inside the round to get space back
+	 * (fsck_make_room), and the repairs counted fixed by then */
+	unsigned checkpoints;
+	uint64_t fixed_at_checkpoint;
 	uint64_t progress, progress_max;
 	char msg[600];		/* scratch for open errors */
 	/* state the passes hand on */
@@ -244,5 +248,9 @@ int fsck_release_orphans(struct tux3_volume *vol);
 int fsck_inodes_gone(struct tux3_volume *vol, tux3_ino_t lo, tux3_ino_t hi);
 /* Commit the repairs with a unify. */
 int fsck_commit(struct tux3_volume *vol);
+/* Before a repair that allocates: commit the repairs so far when free
+ * space ran low and the open delta's frees would give some back.
+ * 0, or <0 when that commit failed. */
+int fsck_make_room(struct fsck *f);
 
 #endif

@@ -1047,6 +1047,8 @@ int fsck_pass2(struct fsck *f)
 			continue;
 		}
 		err = open_volume(f, &cur, repaired, salvage);
+		if (!err && fsck_repairing(f))
+			balloc_release_reserve(f->vol);
 		if (!err)
 			break;
 		f->vol = NULL;

@@ -312,3 +312,33 @@ int fsck_commit(struct tux3_volume *vol)
 	repair_merge_frees(vol);
 	return delta_commit(vol, true);
 }
+
+/*
+ * Tux3 writes nothing in place: each repaired inode or directory copies
+ * its leaf, and the blocks the copies replace are free only once the
+ * delta that replaced them is committed.  On a volume that was full
+ * when the damage happened, a long run of repairs (the entries of a
+ * lost directory connected one by one to /lost+found) would run out of
+ * space with the space it needs waiting in the open delta's frees.  So,
+ * as the kernel commits its journal and retries at ENOSPC, the repairs
+ * made so far (each one whole) are committed when free space falls
+ * below the allocator's usual reserve and the delta holds at least as
+ * many frees as that.  Only between repairs of passes that do not
+ * hold blocks outside the bitmap's say (pass 5 on).
+ */
+int fsck_make_room(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	uint64_t low = balloc_reserve_size(vol);
+	if (!fsck_repairing(f) || vol->freeblocks >= low ||
+	    balloc_deferred(vol) < low / 4)
+		return 0;
+	int err = fsck_commit(vol);
+	if (err)
+		return err;
+	f->checkpoints++;
+	f->fixed_at_checkpoint = f->res->fixed;
+	fsck_info(f, "  (the repairs so far are committed: the volume "
+		  "was full, and the blocks they replaced are free now)");
+	return 0;
+}

@@ -316,6 +316,54 @@ static void report_field(struct fsck *f, const struct tux3_volume *v,
 	}
 }
 
+/*
+ * A field that differs from the secondary copy while every other byte
+ * of the superblock, the extension record with its seal included,
+ * agrees: the copy is of the same commit, and the field is damage.
+ * The geometry (blockbits, volblocks) no commit changes; a wrong but
+ * possible value passes every check of the superblock alone, and the
+ * open then reads the log and the trees at the wrong places.  The
+ * roots and the log's head change at every commit, but never alone: a
+ * commit writes a new log block (logchain) and counts it (logcount),
+ * and a foreign (reference) commit, which leaves the copy as it was,
+ * changes at least those two.  A wrong root or log head that still
+ * points inside the volume passes the superblock's checks, and the
+ * replay then finds a tree or a log that is not there.
+ */
+static int field_from_copy(struct fsck *f, const uint8_t *prim,
+			   struct sbcopy *c)
+{
+	static const struct { unsigned off, len; const char *name, *why; }
+	g[] = {
+		{ 24, 2, "blockbits", "no commit changes it" },
+		{ 32, 8, "volblocks", "no commit changes it" },
+		{ 40, 8, "iroot", "a commit changes it with the log's head" },
+		{ 48, 8, "oroot", "a commit changes it with the log's head" },
+		{ 88, 8, "logchain", "a commit changes it with logcount" },
+		{ 96, 4, "logcount", "a commit changes it with logchain" },
+	};
+	/* the roots are packed (depth and block): shown in hex */
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		unsigned off = g[i].off, len = g[i].len;
+		if (!c->ok || !memcmp(prim + off, c->raw + off, len) ||
+		    !copy_agrees(prim, c->raw, off))
+			continue;
+		uint64_t have = len == 2 ? be16(prim + off) : len == 4 ?
+				be32(prim + off) : be64(prim + off);
+		uint64_t want = len == 2 ? be16(c->raw + off) : len == 4 ?
+				be32(c->raw + off) : be64(c->raw + off);
+		char what[200];
+		bool root = off == 40 || off == 48;
+		snprintf(what, sizeof(what), root ? "superblock: %s %#" PRIx64
+			 " differs from the secondary copy's %#" PRIx64 " (%s)" :
+			 "superblock: %s %" PRIu64 " differs from the secondary "
+			 "copy's %" PRIu64 " (%s)", g[i].name, have, want,
+			 g[i].why);
+		return from_copy(f, prim, c, off, what);
+	}
+	return NOT_MINE;
+}
+
 /* A field the open refused: from the secondary copy if it has the same
  * commit, else recomputed when it can be, else reported as it is. */
 static int refused_field(struct fsck *f, const struct tux3_volume *v,
@@ -325,6 +373,10 @@ static int refused_field(struct fsck *f, const struct tux3_volume *v,
 	unsigned off = v->error.offset == TUX3_NONE ? 0 :
 		       (unsigned)(v->error.offset - TUX3_SB_OFFSET);
 	int r = from_copy(f, v->sbraw, c, off, what);
+	/* the check that refused names a field other than the damaged one
+	 * (a wrong blockbits shows as a volume larger than the device) */
+	if (r == NOT_MINE)
+		r = field_from_copy(f, v->sbraw, c);
 	if (r == NOT_MINE && off == 0)
 		r = magic_near(f, v->sbraw, c);
 	if (r == NOT_MINE)
@@ -553,37 +605,6 @@ static int check_extension(struct fsck *f, const uint8_t *sbraw,
 }
 
 /*
- * The geometry (blockbits, volblocks) no commit changes, and a wrong but
- * possible value passes every check of the superblock alone: the open
- * then reads the log and the trees at the wrong places and finds them
- * all damaged.  When the secondary copy differs from the primary in one
- * of these fields alone, the copy is of the same commit and the field
- * is damage: the primary is restored from it.
- */
-static int geometry_from_copy(struct fsck *f, const uint8_t *prim,
-			      struct sbcopy *c)
-{
-	static const struct { unsigned off, len; const char *name; } g[] = {
-		{ 24, 2, "blockbits" }, { 32, 8, "volblocks" },
-	};
-	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
-		unsigned off = g[i].off, len = g[i].len;
-		if (!c->ok || !memcmp(prim + off, c->raw + off, len) ||
-		    !copy_agrees(prim, c->raw, off))
-			continue;
-		uint64_t have = len == 2 ? be16(prim + off) : be64(prim + off);
-		uint64_t want = len == 2 ? be16(c->raw + off) :
-			       be64(c->raw + off);
-		char what[160];
-		snprintf(what, sizeof(what), "superblock: %s %" PRIu64 " "
-			 "differs from the secondary copy's %" PRIu64 " (no "
-			 "commit changes it)", g[i].name, have, want);
-		return from_copy(f, prim, c, off, what);
-	}
-	return NOT_MINE;
-}
-
-/*
  * Hints are recomputed, never trusted: the open dropped an impossible
  * nextblock or freeatom (super_drop_bad_hints); the repair writes the
  * superblock with the values the writer recomputed (no goal, an empty
@@ -650,7 +671,7 @@ static int check_open(struct fsck *f, struct tux3_volume *vol,
 			fsck_problem(f, P1_SUPER_WARNING, false, NULL,
 				     tux3_warning(vol, i));
 	copy_load(f, &vol->dev, c);
-	int r = geometry_from_copy(f, vol->sbraw, c);
+	int r = field_from_copy(f, vol->sbraw, c);
 	if (r != NOT_MINE)
 		goto out;
 	r = check_extension(f, vol->sbraw, c);

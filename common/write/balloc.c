@@ -43,11 +43,36 @@ int balloc_init(struct tux3_volume *vol)
 {
 	if (vol->bitmap.ready)
 		return 0;
-	uint64_t reserve = vol->volblocks / 512;
-	vol->reserve_blocks = reserve < 16 ? 16 : reserve > 4096 ? 4096 :
-			      reserve;
+	vol->reserve_blocks = vol->reserve_released ? 0 :
+			      balloc_reserve_size(vol);
 	vol->bitmap.ready = true;
 	return 0;
+}
+
+uint64_t balloc_reserve_size(const struct tux3_volume *vol)
+{
+	uint64_t reserve = vol->volblocks / 512;
+	return reserve < 16 ? 16 : reserve > 4096 ? 4096 : reserve;
+}
+
+uint64_t balloc_deferred(const struct tux3_volume *vol)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < vol->defer_free.count; i++)
+		n += vol->defer_free.v[i].count;
+	return n;
+}
+
+/*
+ * The repairer's open: every allocation may take the reserve, as e2fsck
+ * ignores the root-reserved blocks.  fsck -y must be able to make
+ * /lost+found and connect what a damaged directory lost on a volume
+ * that was full when the damage happened.
+ */
+void balloc_release_reserve(struct tux3_volume *vol)
+{
+	vol->reserve_released = true;
+	vol->reserve_blocks = 0;
 }
 
 static uint64_t group_blocks(const struct tux3_volume *vol, uint64_t group)

@@ -40,6 +40,10 @@ void extent_list_free(struct extent_list *l);
 int internal_inode(struct tux3_volume *vol, tux3_ino_t inum,
 		   struct inode *inode);
 int balloc_init(struct tux3_volume *vol);
+void balloc_release_reserve(struct tux3_volume *vol);
+uint64_t balloc_reserve_size(const struct tux3_volume *vol);
+/* blocks the open delta freed, free once it is committed */
+uint64_t balloc_deferred(const struct tux3_volume *vol);
 /* Find and take up to count free blocks near goal: *block, *got (a run,
  * possibly shorter than count).  Ordinary allocations leave the reserve
  * free (-ENOSPC); privileged ones (unlink, truncate, commit) may use it. */
