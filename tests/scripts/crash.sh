@@ -82,28 +82,28 @@ case $(basename "$build") in
 		--workloads 1 --ops 20 --max-states 64 --torn 4
 	;;
 *)
-	# every sequence of one or two operations (1122), then one in 16 of
+	# every sequence of one or two operations (1122), then one in 32 of
 	# the three-operation ones (35937; make crash runs them all)
 	sharded ace2-4096 --workload ace --ops 2 --block-size 4096
 	sharded ace2-512 --workload ace --ops 2 --block-size 512 \
 		--max-states 256
 	sharded ace3-4096-sampled --workload ace --block-size 4096 \
-		--seed 1122 --every 16 --max-states 64
-	sharded random-4096 --workload random --seed 1 --workloads 24
-	sharded random-512 --workload random --seed 1001 --workloads 24 \
+		--seed 1122 --every 32 --max-states 64
+	sharded random-4096 --workload random --seed 1 --workloads 12
+	sharded random-512 --workload random --seed 1001 --workloads 12 \
 		--block-size 512
 	# random workloads that also take, delete and write snapshots
 	sharded random-snap-4096 --workload random --snapshots --seed 1 \
 		--workloads 6 --ops 20
 	sharded random-snap-512 --workload random --snapshots --seed 1001 \
-		--workloads 4 --ops 20 --block-size 512 --max-states 128
+		--workloads 4 --ops 20 --block-size 512 --max-states 64
 	# the same ending with every snapshot deleted: the last delete
 	# takes the volume back to the 2014 format (format.md 17.8)
 	sharded random-snap-compact-4096 --workload random --compact --seed 5 \
 		--workloads 4 --ops 16
 	sharded random-snap-compact-512 --workload random --compact \
 		--seed 1005 --workloads 2 --ops 16 --block-size 512 \
-		--max-states 256
+		--max-states 96
 	# a volume with access times (format.md 15.6), snapshots too
 	sharded random-atime-4096 --workload random --atime --seed 7 \
 		--workloads 4 --ops 20
