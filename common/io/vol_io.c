@@ -74,10 +74,12 @@ const struct tux3_error *tux3_last_error(const struct tux3_volume *vol)
 	return &vol->error;
 }
 
+/* Called per inode by the walks: the text is emptied, not zeroed. */
 void tux3_clear_error(struct tux3_volume *vol)
 {
-	memset(&vol->error, 0, sizeof(vol->error));
+	vol->error.err = 0;
 	vol->error.block = vol->error.inum = vol->error.offset = TUX3_NONE;
+	vol->error.what[0] = 0;
 }
 
 const char *tux3_format_error(const struct tux3_error *e, char *buf,
