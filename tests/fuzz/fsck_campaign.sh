@@ -32,6 +32,10 @@
 #   orphans4k      pop4k through tux3fuse: files unlinked while open, the
 #                  daemon killed; orphans in the orphan table (a unify
 #                  came between) and in the log (needs FUSE, else skipped)
+#   dirindex1k     the populated tree at 1 KiB blocks made with -O
+#                  dir_index: the on-disk directory index (format.md
+#                  15.5) of its large directories (root, table and
+#                  bucket blocks: block class dirindex)
 #   snap4k         pop4k with snapshots (tux3debug snapshot create, writes
 #                  in the live version and in a snapshot): a version
 #                  table, versioned leaves
@@ -39,7 +43,7 @@
 #
 # Damage (fsck_fuzz.py mutate): one live metadata block, found through
 # tux3debug icheck (bnode, ileaf, oleaf, dleaf, vleaf, log, directory,
-# atom table, bitmap, countmap blocks), given 1-4 flipped bits, 1-16
+# directory index, atom table, bitmap, countmap blocks), given 1-4 flipped bits, 1-16
 # random bytes, zeroes, or another such block's contents; or one
 # superblock or extension-record field set to another value (the
 # record's CRC mostly made good again); or, on snap4k, bits or one field
@@ -294,7 +298,7 @@ jobs=${FUZZ_FSCK_JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$jobs" -gt 4 ] && [ -z "${FUZZ_FSCK_JOBS:-}" ] && jobs=4
 keepdir=${FUZZ_FSCK_KEEP-$build/fuzz-fsck-failures}
 case $keepdir in /*|'') ;; *) keepdir=$(pwd)/$keepdir ;; esac
-kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k}
+kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k}
 one=${FUZZ_FSCK_CASE:-}
 [ -n "$one" ] && kinds=${one%%:*}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
@@ -324,11 +328,13 @@ tree() {	# tree populated|small: the host tree, made once
 	[ -d "$work/tree-$1" ] || "$PYTHON" "$helper" tree "$work/tree-$1" "$1"
 }
 
-# new KIND TREE BLOCKSIZE SIZE: mkfs.tux3 -d
+# new KIND TREE BLOCKSIZE SIZE [MKFS-OPTION...]: mkfs.tux3 -d
 new() {
-	tree "$2" &&
-	"$mkfs" -q -U "$UUID" -b "$3" -d "$work/tree-$2" \
-		"$work/base/$1.img" "$4" 2> "$work/base/$1.err"
+	_k=$1 _t=$2 _b=$3 _s=$4
+	shift 4
+	tree "$_t" &&
+	"$mkfs" -q -U "$UUID" -b "$_b" "$@" -d "$work/tree-$_t" \
+		"$work/base/$_k.img" "$_s" 2> "$work/base/$_k.err"
 }
 
 # from KIND OTHER: start from another kind's volume
@@ -427,6 +433,7 @@ make_kind() {
 	small512) new small512 small 512 16m ;;
 	small16k) new small16k small 16384 32m ;;
 	small64k) new small64k small 65536 64m ;;
+	dirindex1k) new dirindex1k populated 1024 32m -O dir_index ;;
 	unified4k)
 		from unified4k pop4k && edits > "$work/script" &&
 		echo unify >> "$work/script" &&

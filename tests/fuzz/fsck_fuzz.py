@@ -141,7 +141,8 @@ def index(image, dbg, out):
                 continue
             block, owner = int(m.group(1)), m.group(2)
             f.seek(block * bs)
-            magic = f.read(2)
+            head = f.read(20)
+            magic = head[:2]
             c = None
             if owner.startswith('log block'):
                 c = 'log'
@@ -167,7 +168,8 @@ def index(image, dbg, out):
             else:
                 m = re.match(r'^inode (\d+) .*data, logical block', owner)
                 if m and int(m.group(1)) in dirinums:
-                    c = 'dir'
+                    # an index block of DIR_INDEX (format.md 15.5)
+                    c = 'dirindex' if head[16:20] == b'T3DX' else 'dir'
             if c:
                 classes.setdefault(c, []).append(block)
     # Bnodes are written only at a unify (format.md 5.1, 12.4): replay
@@ -237,6 +239,7 @@ VT_RECORD = [('parent', 0, 2), ('flags', 2, 2), ('tag', 4, 4),
              ('name', 24, 40)]
 
 BLOCK_CLASSES = ('bnode', 'ileaf', 'oleaf', 'dleaf', 'vleaf', 'log', 'dir',
+                 'dirindex',
                  'atom', 'bitmap', 'countmap')
 
 
