@@ -427,6 +427,30 @@ static const char *mode_type(uint32_t mode)
 	}
 }
 
+/* A directory's on-disk index (DIR_INDEX, format.md 15.5), as
+ * tux3debug htree sums it up, in the directory's head: asked of the
+ * library only for a directory the drawing keeps. */
+static void dir_index_head(struct ctx *c, tux3_ino_t ino)
+{
+	struct tux3_dir_index_info x;
+	int err = tux3_dir_index_info(c->vol, ino, &x, NULL, NULL);
+	/* a directory that cannot be read: the walk reports it */
+	tux3_clear_error(c->vol);
+	int d = c->cur_dir;
+	if (err || !x.feature || !x.present)
+		return;
+	if (x.damaged && !x.depth && !x.table_blocks) {
+		dot_head(c->m, d, "index: damaged: %s", x.why);
+		return;
+	}
+	dot_head(c->m, d, "index: depth %u, %" PRIu64 " table blocks, "
+		 "generation %u%s", x.depth, x.table_blocks, x.generation,
+		 x.stale ? " (stale: not used until rebuilt)" : "");
+	dot_head(c->m, d, "index: %" PRIu64 " buckets, %" PRIu64 " pairs%s%s",
+		 x.buckets, x.pairs, x.damaged ? "; damaged: " : "",
+		 x.damaged ? x.why : "");
+}
+
 static int on_inode(void *ctx, const struct tux3_stat *st,
 		    tux3_block_t leafblock, unsigned bloblen)
 {
@@ -470,6 +494,8 @@ static int on_inode(void *ctx, const struct tux3_stat *st,
 		c->cur_dir = dot_add(m, DK_DIR, st->ino, i, -1);
 		dot_head(m, c->cur_dir, "directory %" PRIu64, st->ino);
 		dot_more_what(m, c->cur_dir, "entries");
+		if (c->cur_dir >= 0)
+			dir_index_head(c, st->ino);
 	}
 	return m->nomem ? -ENOMEM : 0;
 }

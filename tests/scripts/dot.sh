@@ -32,10 +32,11 @@ build=${1:-build}
 dot=$build/tux3dot
 cnt=$build/tests/dotcount
 mkfs=$build/mkfs.tux3
+dbg=$build/tux3debug
 corrupt=$build/tests/corrupt
 T=dot
 
-for x in "$dot" "$cnt" "$mkfs"; do
+for x in "$dot" "$cnt" "$mkfs" "$dbg"; do
 	if [ ! -x "$x" ]; then
 		echo "FAIL $T/all: $x not built"
 		exit 1
@@ -441,4 +442,34 @@ if [ -n "$oracle" ] && [ -e "$oracle/small-delta.img" ]; then
 	fi
 else
 	skip stale "TUX3_ORACLE_DIR unset"
+fi
+
+# ---- the directory index (DIR_INDEX, format.md 15.5): its summary in
+# the directory's node, as tux3debug htree gives it ----
+mkdir -p "$work/dx/big"
+i=1
+while [ $i -le 400 ]; do
+	: > "$work/dx/big/a-name-long-enough-to-fill-blocks-$i"
+	i=$((i + 1))
+done
+if "$mkfs" -q -O dir_index -d "$work/dx" "$work/dx.img" 8m 2>"$work/err" &&
+   "$dot" --path /big -o "$work/dx.dot" "$work/dx.img" 2>>"$work/err"; then
+	pairs=$("$dbg" -R "htree /big" "$work/dx.img" |
+		sed -n 's/^buckets: \([0-9]*\), pairs: \([0-9]*\) .*/\1 buckets, \2 pairs/p')
+	if [ -n "$pairs" ] && grep -q "index: depth" "$work/dx.dot" &&
+	   grep -q "index: $pairs" "$work/dx.dot"; then
+		pass dir-index
+	else
+		fail dir-index "no index summary ($pairs) in dir node: $(grep -o 'index: [^\\]*' "$work/dx.dot" | head -2 | tr '\n' ' ')"
+	fi
+	# without the feature: no index line
+	"$mkfs" -q -d "$work/dx" "$work/dx2.img" 8m 2>"$work/err" &&
+	"$dot" --path /big -o "$work/dx2.dot" "$work/dx2.img" 2>>"$work/err"
+	if grep -q "index:" "$work/dx2.dot"; then
+		fail dir-index-none "an index drawn on a volume without dir_index"
+	else
+		pass dir-index-none
+	fi
+else
+	fail dir-index "mkfs or tux3dot failed: $(head -2 "$work/err")"
 fi
