@@ -41,7 +41,7 @@ enum fsck_problem_id {
 	/* pass 2 */
 	P2_LOG_BAD, P2_REPLAY_FAILED, P2_LOGCOUNT, P2_STATE_BAD,
 	P2_LOG_PREMARK, P2_BITMAP_BAD, P2_ORPHANS_BAD, P2_LOG_SALVAGE,
-	P2_REPLAY_SALVAGE,
+	P2_REPLAY_SALVAGE, P2_ITABLE_LOST,
 	/* pass 3 */
 	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD, P3_NODE_ENTRIES, P3_DEPTH,
 	P3_TWICE, P3_LEAF_TRIM,
@@ -112,6 +112,10 @@ struct fsck {
 	 * dropped the version marks): one more round after the commit */
 	bool again;
 	bool unusable;		/* the volume cannot be checked further */
+	/* pass 2: P2_ITABLE_LOST answered yes, the volume to make again
+	 * (once the failed replay's handle is closed) */
+	bool remake;
+	struct tux3_mkfs_params remake_params;
 	/* commits made inside the round to get space back
 	 * (fsck_make_room), and the repairs counted fixed by then */
 	unsigned checkpoints;

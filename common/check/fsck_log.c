@@ -319,6 +319,67 @@ static bool bitmap_salvageable(struct tux3_volume *rv)
 	return !err || err == -ENOENT;
 }
 
+/* The inode table is one leaf, the root itself, and that is the block
+ * that does not read: nothing of any inode is left, the internal ones
+ * (bitmap, countmap, atom table, versions) included, and no other
+ * structure names them. */
+static bool itable_lost(const struct tux3_volume *rv)
+{
+	/* damage only: never a failed read of the device */
+	return rv->iroot.depth == 1 && rv->error.block == rv->iroot.block &&
+	       rv->error.err == -EUCLEAN;
+}
+
+/*
+ * Every inode is gone with the inode table's one leaf: what is left is
+ * a volume without a root directory, a bitmap or an atom table, which
+ * no repair of a part can give back (e2fsck, when the whole inode table
+ * is lost, ends with an empty file system as well).  The volume is made
+ * again empty, as mkfs.tux3 would with its identity (UUID, label, mkfs
+ * time, features less VERSIONS: the version table went with the rest);
+ * the blocks the lost files held are free.  Returns 2 when the answer
+ * was yes (the caller makes it once the failed replay is closed), 0
+ * when the run must stop.
+ */
+static int itable_remake(struct fsck *f, struct tux3_volume *rv,
+			 const char *text)
+{
+	if (!fsck_problem(f, P2_ITABLE_LOST, fsck_repairing(f), NULL,
+			  rv->iroot.block, rv->error.what[0] ? rv->error.what :
+			  text))
+		return 0;
+	struct tux3_mkfs_params *p = &f->remake_params;
+	struct tux3_identity id;
+	memset(p, 0, sizeof(*p));
+	p->blockbits = rv->blockbits;
+	p->volblocks = rv->volblocks;
+	p->time_ns = vol_now(rv);
+	if (!tux3_identity(rv, &id) && id.present) {
+		memcpy(p->uuid, id.uuid, sizeof(p->uuid));
+		snprintf(p->label, sizeof(p->label), "%s", id.label);
+		if (id.mkfs_time_ns > 0)
+			p->time_ns = id.mkfs_time_ns;
+		p->compat = id.compat;
+		p->ro_compat = id.ro_compat;
+		p->incompat = id.incompat & ~TUX3_FEATURE_INCOMPAT_VERSIONS;
+	}
+	f->remake = true;
+	return 2;
+}
+
+/* P2_ITABLE_LOST's repair: written at once, as pass 1's are (no open
+ * accepts the volume before it). */
+static int remake_volume(struct fsck *f)
+{
+	char why[300];
+	f->remake = false;
+	int err = tux3_mkfs(f->path, &f->remake_params, why, sizeof(why));
+	if (err)
+		fsck_info(f, "  making the volume again failed: %s", why);
+	fsck_fixed(f, err);
+	return err;
+}
+
 /*
  * The replay went through but what it leads to cannot be read: the
  * bitmap inode (through the inode table) or the orphan table.  Offer
@@ -330,6 +391,11 @@ static int state_unreadable(struct fsck *f, struct tux3_volume *rv,
 {
 	bool bitmap = step == STEP_BITMAP;
 	unsigned flag = bitmap ? FSCK_SALVAGE_BITMAP : FSCK_SALVAGE_ORPHANS;
+	/* a leaf that still reads in part keeps what it reads (pass 3
+	 * trims it); only one that reads nothing is the end of every inode */
+	if (bitmap && !(f->salvage & flag) && itable_lost(rv) &&
+	    !bitmap_salvageable(rv))
+		return itable_remake(f, rv, text);
 	/* asked once: if reading past the damage failed too, that's it */
 	bool fixable = !(f->salvage & flag) && fsck_repairing(f) &&
 		       (!bitmap || bitmap_salvageable(rv));
@@ -1057,6 +1123,13 @@ int fsck_pass2(struct fsck *f)
 		err = round < 7 && !salvage ?
 		      open_failed(f, &s, &cur, &salvage) : 0;
 		f->msg[0] = 0;
+		if (err > 0 && f->remake) {
+			/* a new volume: its own superblock from now on */
+			if ((err = remake_volume(f)))
+				goto out;
+			repaired = false;
+			continue;
+		}
 		if (err > 0) {
 			repaired = true;
 			continue;

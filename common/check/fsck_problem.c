@@ -92,6 +92,12 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P2_LOG_SALVAGE] = { "PASS2_LOG_SALVAGE", 2,
 		"log block %" U " (%" U " of %" U "): %s; %s; %s", 0,
 		"replay what the log still holds" },
+	[P2_ITABLE_LOST] = { "PASS2_ITABLE_LOST", 2,
+		"the inode table is the one leaf at block %" U ", and it cannot "
+		"be read (%s): every inode is lost, the bitmap's, the root "
+		"directory's and every file's", 0,
+		"make the volume empty again (same UUID, label and features; "
+		"a new root directory)" },
 	[P2_REPLAY_SALVAGE] = { "PASS2_REPLAY_SALVAGE", 2,
 		"log replay failed at log block %" U " (%" U " of %" U "): %s; "
 		"%s; %s", 0, "replay what the log still holds, skipping the "
