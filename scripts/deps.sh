@@ -49,6 +49,8 @@ need_test() {
 	need_cmd mkfs.ext4 e2fsprogs
 	need_cmd blkid util-linux
 	need_cmd nm binutils
+	# peak memory in fsck_scale (GNU time's %M; the shell's time has none)
+	need_cmd /usr/bin/time time
 	# tux3fuse's tests and their workloads
 	need_cmd fusermount3 fuse3
 	need_cmd fio fio
