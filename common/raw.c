@@ -62,10 +62,9 @@ static int attr_adapter(struct tux3_volume *vol, void *ctx,
 			const struct attr_info *a)
 {
 	struct attrs_ctx *c = ctx;
-	(void)vol;
 	struct tux3_attr_raw raw = {
 		.kind = a->kind, .version = a->version, .offset = a->offset,
-		.size = a->size, .name = iattr_kind_name(a->kind),
+		.size = a->size, .name = iattr_name(vol, a->kind),
 		.payload = a->payload, .paylen = a->paylen,
 	};
 	return c->fn(c->ctx, &raw);

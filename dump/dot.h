@@ -50,6 +50,7 @@ enum {
 	DF_STALE = 1,		/* on-disk copy stale: the log holds the truth */
 	DF_ORPHAN = 2,		/* an orphan inode */
 	DF_PARTIAL = 4,		/* some of its content failed validation */
+	DF_VERSIONED = 8,	/* an inode with attributes of versions */
 };
 
 struct dot_node {

@@ -249,7 +249,7 @@ static Agraph_t *build(struct dot_model *m, const struct dot_opts *o,
 	Agraph_t *g = agopen("tux3", Agdirected, NULL);
 	struct syms s;
 	char name[64], label[512];
-	int used[DK_NKINDS] = { 0 }, stale = 0, orphan = 0;
+	int used[DK_NKINDS] = { 0 }, stale = 0, orphan = 0, versioned = 0;
 	Agnode_t **an = calloc(m->count ? m->count : 1, sizeof(*an));
 
 	if (!g || !an)
@@ -285,6 +285,8 @@ static Agraph_t *build(struct dot_model *m, const struct dot_opts *o,
 			fill = ORPHAN_FILL;
 			orphan = 1;
 		}
+		if (nd->flags & DF_VERSIONED)
+			versioned = 1;
 		if (nd->kind == DK_ERROR)
 			style = "filled,bold";
 		node_name(m, (int)i, name, sizeof(name));
@@ -353,6 +355,14 @@ static Agraph_t *build(struct dot_model *m, const struct dot_opts *o,
 				 "blue inode: orphan (no link, still holding "
 				 "space)", "box", "filled", ORPHAN_FILL,
 				 "black"))
+		goto fail;
+	if (versioned && !make_node(leg, &s, "legend_versions",
+				    "attrs NAME@L: the attribute of version "
+				    "label L, read by L and the versions below "
+				    "it that have none of their own (no @: the "
+				    "live version's); ABSENT@L: none of that "
+				    "kind in L", "box",
+				    "filled", "white", "black"))
 		goto fail;
 	if (p->nsums && !make_node(leg, &s, "legend_more",
 				   "dotted: left out (--max-nodes, --depth), "

@@ -508,8 +508,15 @@ static int on_attr(void *ctx, tux3_ino_t ino,
 	(void)ino;
 	if (c->cur_inode < 0 || len + 40 > sizeof(c->attrs))
 		return 0;
-	snprintf(c->attrs + len, sizeof(c->attrs) - len, "%s%s",
-		 c->nattrs ? ", " : "", attr->name ? attr->name : "?");
+	/* an attribute of a version says which (its label), as the ABSENT
+	 * marker does: NAME@LABEL */
+	char ver[16] = "";
+	if (attr->version) {
+		snprintf(ver, sizeof(ver), "@%u", attr->version);
+		c->m->node[c->cur_inode].flags |= DF_VERSIONED;
+	}
+	snprintf(c->attrs + len, sizeof(c->attrs) - len, "%s%s%s",
+		 c->nattrs ? ", " : "", attr->name ? attr->name : "?", ver);
 	c->nattrs++;
 	return 0;
 }

@@ -272,6 +272,8 @@ typedef int (*attr_fn)(struct tux3_volume *vol, void *ctx,
 int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 		 attr_fn fn, void *ctx);
 const char *iattr_kind_name(unsigned kind);
+/* The same, ABSENT for kind 10 on a volume with versions. */
+const char *iattr_name(const struct tux3_volume *vol, unsigned kind);
 /* Encoders (iattr.c): fixed attributes by inode->present, then XATTRs. */
 #define IATTR_FIXED_MAX 78	/* every fixed kind once: 7 heads + payloads */
 /* A kind stored in inode->present (the fixed kinds and ATIME). */

@@ -30,6 +30,14 @@ const char *iattr_kind_name(unsigned kind)
 	return kind < 16 ? kind_names[kind] : "?";
 }
 
+/* On a volume with versions kind 10 is the ABSENT marker (format.md
+ * 17.3a), not the 2014 format's reserved kind. */
+const char *iattr_name(const struct tux3_volume *vol, unsigned kind)
+{
+	return kind == VATTR_ABSENT && vtable_marked(vol) ? "ABSENT" :
+	       iattr_kind_name(kind);
+}
+
 int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 		 attr_fn fn, void *ctx)
 {

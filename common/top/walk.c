@@ -222,9 +222,8 @@ static int visit_attr(struct tux3_volume *vol, void *ctx,
 		      const struct attr_info *a)
 {
 	struct walk *w = ctx;
-	(void)vol;
 	struct tux3_attr_desc d = { a->kind, a->version, a->offset, a->size,
-				    iattr_kind_name(a->kind) };
+				    iattr_name(vol, a->kind) };
 	return w->ops->attr(w->ctx, w->inum, &d);
 }
 

@@ -473,3 +473,25 @@ if "$mkfs" -q -O dir_index -d "$work/dx" "$work/dx.img" 8m 2>"$work/err" &&
 else
 	fail dir-index "mkfs or tux3dot failed: $(head -2 "$work/err")"
 fi
+
+# ---- versioned attributes: each labelled by its version, the ABSENT
+# marker by name (not the 2014 format's RESERVED1), and a legend entry ----
+mkdir -p "$work/va"
+echo hello > "$work/va/a"
+echo other > "$work/va.note"
+if "$mkfs" -q -d "$work/va" "$work/va.img" 16m 2>"$work/err" &&
+   printf 'snapshot create mon\nwrite -f %s /a\ndelta\nsnapshot create tue\nrm /a\n' \
+	"$work/va.note" | "$dbg" -w -f - "$work/va.img" > "$work/out" 2>&1 &&
+   "$dot" -o "$work/va.dot" "$work/va.img" 2>>"$work/err"; then
+	flat=$(tr -d '\n' < "$work/va.dot" | sed 's/\\[[:space:]]*//g')
+	if echo "$flat" | grep -q 'ABSENT@[0-9]' &&
+	   echo "$flat" | grep -q 'MODE_OWNER@[0-9]' &&
+	   ! echo "$flat" | grep -q RESERVED1 &&
+	   grep -q legend_versions "$work/va.dot"; then
+		pass versioned-attrs
+	else
+		fail versioned-attrs "attributes not labelled by version: $(echo "$flat" | grep -o 'attrs: [^"]*' | head -3 | tr '\n' ' ')"
+	fi
+else
+	fail versioned-attrs "setup failed: $(head -2 "$work/err" "$work/out")"
+fi
