@@ -64,11 +64,11 @@ case $(basename "$build") in
 	# a state could show: same generators, block sizes and snapshot
 	# paths, a third of the time.
 	sharded ace1-4096-sampled --workload ace --ops 1 --block-size 4096 \
-		--every 2
-	sharded ace1-512-sampled --workload ace --ops 1 --block-size 512 \
 		--every 3
+	sharded ace1-512-sampled --workload ace --ops 1 --block-size 512 \
+		--every 4
 	sharded ace2-4096-sampled --workload ace --ops 2 --block-size 4096 \
-		--every 16 --max-states 16 --torn 4
+		--every 32 --max-states 16 --torn 4
 	sharded random-4096 --workload random --seed 7 --workloads 2
 	sharded random-512 --workload random --seed 1007 --workloads 2 \
 		--block-size 512

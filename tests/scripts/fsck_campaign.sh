@@ -41,7 +41,7 @@ if ! command -v python3 >/dev/null 2>&1; then
 	exit 0
 fi
 case $build in
-*asan*) n=${FSCK_CAMPAIGN_N:-60} ;;
+*asan*) n=${FSCK_CAMPAIGN_N:-40} ;;
 *) n=${FSCK_CAMPAIGN_N:-150} ;;
 esac
 scratch_dir

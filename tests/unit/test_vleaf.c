@@ -413,7 +413,7 @@ TEST(roundtrip_random)
 {
 	unsigned stored = 0, full = 0;
 	static const unsigned sizes[] = { 512, 1024, 4096 };
-	for (uint64_t seed = 1; seed <= 12; seed++)
+	for (uint64_t seed = 1; seed <= SANITIZER_SHARE(12u, 3); seed++)
 		roundtrip(sizes[seed % 3], seed, 250, &stored, &full);
 	/* both outcomes were exercised */
 	CHECK(stored > 100);
@@ -578,7 +578,7 @@ TEST(split_random)
 {
 	static const unsigned sizes[] = { 512, 1024, 4096 };
 	unsigned roomy = 0, total = 0;
-	for (uint64_t seed = 1; seed <= 30; seed++) {
+	for (uint64_t seed = 1; seed <= SANITIZER_SHARE(30u, 3); seed++) {
 		unsigned bs = sizes[seed % 3], cap = vleaf_capacity(bs);
 		struct gen *g = gen_new(seed, 50000, cap + seed * 17,
 					1 + seed % 20);
@@ -798,7 +798,7 @@ static void check_converted(struct tux3_volume *vol, const uint8_t *dleaf,
 TEST(from_dleaf_random)
 {
 	static const unsigned sizes[] = { 512, 4096 };
-	for (uint64_t seed = 1; seed <= 16; seed++) {
+	for (uint64_t seed = 1; seed <= SANITIZER_SHARE(16u, 4); seed++) {
 		unsigned bs = sizes[seed % 2];
 		uint64_t lo = 1000 * seed, span = 3000, hi = lo + span;
 		uint64_t rng = seed * 0x2545f4914f6cdd1dull + 1;
