@@ -304,7 +304,7 @@ struct tux3_volume {
 	unsigned commit_bound;		/* commit when a delta logs this many
 					 * records' worth of changes */
 	uint64_t reserve_blocks;	/* kept for unlink/truncate at ENOSPC */
-	bool reserve_released;		/* fsck -y: every allocation may use it */
+	bool reserve_released;		/* fsck -y: most of it is free to use */
 	/* deferred frees met in replay: log blocks and redirected bnodes */
 	struct { uint64_t block; uint32_t count; } *deunify;
 	unsigned ndeunify, deunify_cap;

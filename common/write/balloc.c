@@ -39,12 +39,15 @@ void extent_list_free(struct extent_list *l)
  * The per-group used counts live with the bitmap's chunks, made as the
  * chunks are loaded (the countmap on disk is stale between unifies).
  */
+static uint64_t repair_reserve(uint64_t reserve);
+
 int balloc_init(struct tux3_volume *vol)
 {
 	if (vol->bitmap.ready)
 		return 0;
-	vol->reserve_blocks = vol->reserve_released ? 0 :
-			      balloc_reserve_size(vol);
+	vol->reserve_blocks = balloc_reserve_size(vol);
+	if (vol->reserve_released)
+		vol->reserve_blocks = repair_reserve(vol->reserve_blocks);
 	vol->bitmap.ready = true;
 	return 0;
 }
@@ -64,15 +67,23 @@ uint64_t balloc_deferred(const struct tux3_volume *vol)
 }
 
 /*
- * The repairer's open: every allocation may take the reserve, as e2fsck
- * ignores the root-reserved blocks.  fsck -y must be able to make
- * /lost+found and connect what a damaged directory lost on a volume
- * that was full when the damage happened.
+ * The repairer's open: allocations may take three quarters of the
+ * reserve, as e2fsck ignores the root-reserved blocks, so that fsck -y
+ * can make /lost+found and connect what a damaged directory lost on a
+ * volume that was full when the damage happened.  The last quarter (at
+ * least 4 blocks) stays for what only privileged allocations may use:
+ * the commits that write the repairs.
  */
+static uint64_t repair_reserve(uint64_t reserve)
+{
+	return reserve / 4 > 4 ? reserve / 4 : 4;
+}
+
 void balloc_release_reserve(struct tux3_volume *vol)
 {
 	vol->reserve_released = true;
-	vol->reserve_blocks = 0;
+	if (vol->bitmap.ready)
+		vol->reserve_blocks = repair_reserve(balloc_reserve_size(vol));
 }
 
 static uint64_t group_blocks(const struct tux3_volume *vol, uint64_t group)
