@@ -422,11 +422,15 @@ fuse_bench
 # ---- one big directory (issue 24): the in-memory directory index ----
 # Through the library (tests/dirbench: create, lookup of existing and
 # missing names, rename, unlink; microseconds and directory blocks read
-# per operation, index on and off), then creating BENCH_DIR_SIZES files
-# with open(O_CREAT) in one directory of a tux3fuse mount beside ext4 on
-# a loop device (as root), and stat of every name.
+# per operation, index on and off) at BENCH_DIR_SIZES, then one directory
+# of a tux3fuse mount beside ext4 on a loop device (as root) at
+# BENCH_DIR_FUSE_SIZES: create, stat of existing and missing names,
+# rename within, readdir, unlink, in microseconds per operation.
 dir_bench() {
 	sizes=${BENCH_DIR_SIZES:-5000 20000 50000}
+	# through tux3fuse and ext4: BENCH_DIR_FUSE_SIZES (1,000,000 takes
+	# a few minutes a file system)
+	fuse_sizes=${BENCH_DIR_FUSE_SIZES:-10000 100000 1000000}
 	dirbench="$top/$build/tests/dirbench"
 	if [ -x "$dirbench" ]; then
 		for n in $sizes; do
@@ -444,9 +448,12 @@ dir_bench() {
 	fi
 	img=$work/dir.img fmnt=$work/fmnt
 	mkdir -p "$fmnt"
-	echo "== one directory through tux3fuse and ext4 (loop): create, then stat every name"
-	printf '%-10s %8s %12s %12s %12s\n' target files create stat "create/ext4"
-	for n in $sizes; do
+	echo "== one directory through tux3fuse and ext4 (loop): microseconds per operation"
+	echo "   (create all N; stat of up to 20,000 existing and 20,000 missing names in random"
+	echo "   order; rename within of up to 20,000; readdir of all; unlink of all)"
+	printf '%-10s %8s %9s %9s %9s %9s %9s %9s %12s\n' target files create \
+		stat stat-miss rename readdir unlink "create/ext4"
+	for n in $fuse_sizes; do
 		ext=
 		for fs in ext4 tux3fuse; do
 			rm -f "$img"
@@ -459,17 +466,42 @@ dir_bench() {
 			      mount -o loop "$img" "$fmnt" ;;
 			esac || { echo "$fs: cannot mount"; continue; }
 			set -- $(python3 - "$fmnt/d" "$n" <<'PY'
-import os, sys, time
+import os, random, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 os.mkdir(d)
+r = random.Random(1)
+def us(t, k):
+    return "%.1f" % ((time.monotonic() - t) * 1e6 / max(k, 1))
+out = []
 t = time.monotonic()
 for i in range(n):
     os.close(os.open("%s/f%08d" % (d, i), os.O_CREAT | os.O_WRONLY, 0o644))
-c = time.monotonic() - t
+out.append(us(t, n))
+k = min(n, 20000)
+some = r.sample(range(n), k)
 t = time.monotonic()
-for i in range(n):
+for i in some:
     os.stat("%s/f%08d" % (d, i))
-print("%.3f %.3f" % (c, time.monotonic() - t))
+out.append(us(t, k))
+t = time.monotonic()
+for i in some:
+    try:
+        os.stat("%s/m%08d" % (d, i))
+    except FileNotFoundError:
+        pass
+out.append(us(t, k))
+t = time.monotonic()
+for i in some:
+    os.rename("%s/f%08d" % (d, i), "%s/r%08d" % (d, i))
+out.append(us(t, k))
+t = time.monotonic()
+m = sum(1 for _ in os.scandir(d))
+out.append(us(t, m))
+t = time.monotonic()
+for e in os.scandir(d):
+    os.unlink(e.path)
+out.append(us(t, n))
+print(" ".join(out))
 PY
 )
 			umount "$fmnt"
@@ -477,7 +509,8 @@ PY
 			[ $fs = ext4 ] && ext=$1
 			ratio=-
 			[ -n "$ext" ] && ratio=$(awk "BEGIN{printf \"%.2f\", $1 / $ext}")
-			printf '%-10s %8s %11ss %11ss %12s\n' "$fs" "$n" "$1" "$2" "$ratio"
+			printf '%-10s %8s %9s %9s %9s %9s %9s %9s %12s\n' "$fs" \
+				"$n" "$1" "$2" "$3" "$4" "$5" "$6" "$ratio"
 		done
 	done
 	rm -f "$img"
