@@ -75,7 +75,7 @@ case $(basename "$build") in
 	sharded random-snap-4096 --workload random --snapshots --seed 3 \
 		--workloads 1 --ops 20
 	sharded random-snap-512 --workload random --snapshots --seed 1003 \
-		--workloads 1 --ops 20 --block-size 512 --max-states 64 --torn 4
+		--workloads 1 --ops 20 --block-size 512 --max-states 32 --torn 4
 	sharded random-snap-compact-4096 --workload random --compact --seed 6 \
 		--workloads 1 --ops 16 --max-states 64 --torn 4
 	sharded random-atime-4096 --workload random --atime --seed 9 \
@@ -88,7 +88,7 @@ case $(basename "$build") in
 	sharded ace2-512 --workload ace --ops 2 --block-size 512 \
 		--max-states 256
 	sharded ace3-4096-sampled --workload ace --block-size 4096 \
-		--seed 1122 --every 32 --max-states 64
+		--seed 1122 --every 48 --max-states 64
 	sharded random-4096 --workload random --seed 1 --workloads 12
 	sharded random-512 --workload random --seed 1001 --workloads 12 \
 		--block-size 512
@@ -96,20 +96,20 @@ case $(basename "$build") in
 	sharded random-snap-4096 --workload random --snapshots --seed 1 \
 		--workloads 6 --ops 20
 	sharded random-snap-512 --workload random --snapshots --seed 1001 \
-		--workloads 4 --ops 20 --block-size 512 --max-states 64
+		--workloads 4 --ops 20 --block-size 512 --max-states 32
 	# the same ending with every snapshot deleted: the last delete
 	# takes the volume back to the 2014 format (format.md 17.8)
 	sharded random-snap-compact-4096 --workload random --compact --seed 5 \
 		--workloads 4 --ops 16
 	sharded random-snap-compact-512 --workload random --compact \
 		--seed 1005 --workloads 2 --ops 16 --block-size 512 \
-		--max-states 96
+		--max-states 48
 	# a volume with access times (format.md 15.6), snapshots too
 	sharded random-atime-4096 --workload random --atime --seed 7 \
 		--workloads 4 --ops 20
 	sharded random-atime-snap-512 --workload random --atime --snapshots \
 		--seed 1007 --workloads 1 --ops 20 --block-size 512 \
-		--max-states 64
+		--max-states 32
 	;;
 esac
 

@@ -326,7 +326,9 @@ ran_ok() { [ "$1" -eq 0 ] || [ "$1" -eq 1 ]; }
 
 for v in $vols; do
 	img=$work/$v.img
-	sum=$(sha256sum < "$img")
+	# bit-identical after imaging: a CRC is enough for a write by
+	# mistake, and reads a sparse volume of up to 256 MiB faster
+	sum=$(cksum < "$img")
 	"$fsck" -fn "$img" >/dev/null 2>&1
 	want_fsck=$?
 	lst "$img" > "$work/$v.list" 2>"$work/err" ||
@@ -430,7 +432,7 @@ for v in $vols; do
 	fi
 	rm -f "$s" "$work/s.t3i"
 
-	if [ "$(sha256sum < "$img")" = "$sum" ]; then
+	if [ "$(cksum < "$img")" = "$sum" ]; then
 		pass "$v/source"
 	else
 		fail "$v/source" "the volume changed"

@@ -190,10 +190,10 @@ static void indexed_run(unsigned bits)
 	CHECK_EQ(tux3_mkdir(vol, ROOT, "big", 3, 0755, 0, 0, &dir), 0);
 	memset(gen, 0, sizeof(gen));
 	memset(live, 0, sizeof(live));
-	churn(vol, dir, SANITIZER_SHARE(N * 2, 3));
+	churn(vol, dir, SANITIZER_SHARE(N * 2, 6));
 	CHECK_EQ(tux3_sync(vol), 0);
 	check_all(vol, dir, true);
-	churn(vol, dir, SANITIZER_SHARE(N, 3));
+	churn(vol, dir, SANITIZER_SHARE(N, 6));
 	check_all(vol, dir, true);
 	CHECK_EQ(tux3_umount(vol), 0);
 	fsck_clean(path);
