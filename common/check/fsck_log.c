@@ -344,9 +344,12 @@ static bool itable_lost(const struct tux3_volume *rv)
 static int itable_remake(struct fsck *f, struct tux3_volume *rv,
 			 const char *text)
 {
-	if (!fsck_problem(f, P2_ITABLE_LOST, fsck_repairing(f), NULL,
-			  rv->iroot.block, rv->error.what[0] ? rv->error.what :
-			  text))
+	/* never under a read-only mount: its reader would keep reading
+	 * a volume made anew under it */
+	bool fixable = fsck_repairing(f) &&
+		       f->mode != TUX3_FSCK_REPAIR_MOUNTED_RO;
+	if (!fsck_problem(f, P2_ITABLE_LOST, fixable, NULL, rv->iroot.block,
+			  rv->error.what[0] ? rv->error.what : text))
 		return 0;
 	struct tux3_mkfs_params *p = &f->remake_params;
 	struct tux3_identity id;
