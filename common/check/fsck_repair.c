@@ -322,9 +322,12 @@ int fsck_commit(struct tux3_volume *vol)
  * space with the space it needs waiting in the open delta's frees.  So,
  * as the kernel commits its journal and retries at ENOSPC, the repairs
  * made so far (each one whole) are committed when free space falls
- * below the allocator's usual reserve and the delta holds at least as
- * many frees as that.  Only between repairs of passes that do not
- * hold blocks outside the bitmap's say (pass 5 on).
+ * below the allocator's usual reserve and the delta holds at least a
+ * quarter as many frees.  Only between two repairs of pass 5: pass 4's
+ * repairs hold their copies' blocks outside the bitmap until the pass
+ * ends.  The blocks pass 4 shields (referenced, free in the bitmap)
+ * are then set in the bitmap a checkpoint writes: that is their true
+ * state, and pass 8 settles them as before.
  */
 int fsck_make_room(struct fsck *f)
 {
