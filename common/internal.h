@@ -41,6 +41,9 @@ int version_delete(struct tux3_volume *vol, const char *name,
 int version_delete_begin(struct tux3_volume *vol, const char *name,
 			 struct vdelete_plan *plan);
 int version_delete_resume(struct tux3_volume *vol);
+/* Every snapshot operation starts here: a clean error, a read-write open
+ * whose commits have not failed. */
+int version_writer(struct tux3_volume *vol);
 /* The delete's second phase; back_to_2014: when no snapshot is left, the
  * same commit takes the volume back to the 2014 format (false: fsck's
  * repairs, and volumes as a library without 17.8 left them). */
@@ -52,6 +55,16 @@ int version_repair_table(struct tux3_volume *vol);
  * operation a damaged tree stops, for the message; NULL: no message). */
 int version_inodes(struct tux3_volume *vol, const char *why,
 		   tux3_ino_t **ino, size_t *n);
+
+/* ---- snapshot_diff.c ---- */
+/* The inodes whose attributes or data may read differently in labels
+ * label_a and label_b, in inode order (*ino malloc'd): those with an
+ * element of a label on one's ancestry and not the other's.  Found from
+ * the blobs' element labels and the vleaf trees' labels, no inode
+ * loaded. */
+int version_differing(struct tux3_volume *vol, unsigned label_a,
+		      unsigned label_b, tux3_ino_t **ino, size_t *n,
+		      struct tux3_diff_count *count);
 
 /* ---- snapshot_diff_inode.c: one inode in two versions ---- */
 /* What differs about an inode (d.what 0: nothing); the arrays and the

@@ -559,6 +559,31 @@ int tux3_snapshot_diff(struct tux3_volume *vol, const char *a, const char *b,
 		       const char *path, unsigned flags, tux3_diff_fn fn,
 		       void *ctx, struct tux3_diff_count *count);
 
+/*
+ * Rollback (doc/format.md 17.10): the live version made to read what the
+ * snapshot named name reads, every snapshot left as it was (the live
+ * version's old contents stay readable wherever a snapshot reads them).
+ * Only the inodes that may differ are touched; blocks that differ are
+ * copied from the snapshot, holes punched, attributes set, files created
+ * since removed and files deleted since brought back with their numbers.
+ * One delta, one commit: a crash leaves the live version as it was or
+ * rolled back.  -ENOENT no such snapshot, -EBUSY a delete is pending or
+ * an unlinked file is still open, -EUCLEAN damage (fsck.tux3 first),
+ * -ENOSPC an inode's versioned attributes at their cap (refused before
+ * any change).  Another error part way keeps the committed volume as it
+ * was and fails its later commits until it is reopened.
+ */
+struct tux3_rollback_report {
+	uint64_t inodes;	/* inodes that may differ, looked at */
+	uint64_t changed;	/* in both: data or attributes set */
+	uint64_t restored;	/* deleted since the snapshot, back */
+	uint64_t removed;	/* created since the snapshot, gone */
+	uint64_t blocks_copied, blocks_punched;
+	struct tux3_diff_count scan;	/* the search for what differs */
+};
+int tux3_snapshot_rollback(struct tux3_volume *vol, const char *name,
+			   struct tux3_rollback_report *rep);
+
 /* Orphans found by replay (inodes with no link still holding space). */
 unsigned tux3_orphan_count(const struct tux3_volume *vol);
 tux3_ino_t tux3_orphan(const struct tux3_volume *vol, unsigned i);

@@ -201,8 +201,33 @@ static int snapshot_compact(struct shell *sh, int argc, char **argv)
 	return 0;
 }
 
+/* snapshot rollback TAG: the live version made to read what TAG reads */
+static int snapshot_rollback(struct shell *sh, int argc, char **argv)
+{
+	if (argc != 3)
+		return sh_err(sh, "usage: snapshot rollback TAG");
+	if (sh->mode != TUX3_OPEN_RDWR)
+		return sh_err(sh, "snapshot rollback: volume opened read-only "
+			      "(use -w)");
+	struct tux3_rollback_report rep;
+	int err = tux3_snapshot_rollback(sh->vol, argv[2], &rep);
+	if (err)
+		return sh_volerr(sh, "snapshot rollback", err);
+	sh->dirty = 0;
+	fprintf(sh->out, "live version rolled back to snapshot %s: %" PRIu64
+		" inode%s looked at, %" PRIu64 " changed, %" PRIu64
+		" brought back, %" PRIu64 " removed; %" PRIu64 " block%s "
+		"copied, %" PRIu64 " punched\n", argv[2], rep.inodes,
+		rep.inodes == 1 ? "" : "s", rep.changed, rep.restored,
+		rep.removed, rep.blocks_copied,
+		rep.blocks_copied == 1 ? "" : "s", rep.blocks_punched);
+	return 0;
+}
+
 int cmd_snapshot(struct shell *sh, int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "rollback"))
+		return snapshot_rollback(sh, argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "diff"))
 		return snapshot_diff(sh, argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "compact"))
@@ -213,7 +238,8 @@ int cmd_snapshot(struct shell *sh, int argc, char **argv)
 		return snapshot_delete(sh, argc, argv);
 	if (argc < 2 || strcmp(argv[1], "list"))
 		return sh_err(sh, "usage: snapshot list [-s] | create TAG "
-			      "[--of OTHER] | delete TAG | compact | diff A B [PATH]");
+			      "[--of OTHER] | delete TAG | rollback TAG | "
+			      "compact | diff A B [PATH]");
 	bool space = argc == 3 && !strcmp(argv[2], "-s");
 	if (argc != 2 && !space)
 		return sh_err(sh, "usage: snapshot list [-s]");

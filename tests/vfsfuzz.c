@@ -21,7 +21,8 @@
  * renaming a directory, setxattr (plain, CREATE, REPLACE), removexattr,
  * chmod/chown (tux3_setattr), reads, snapshot create (of the live
  * filesystem or of a snapshot, at most C at a time, default 12), delete
- * (one, or now and then all of them),
+ * (one, or now and then all of them), rollback of the live filesystem to
+ * a snapshot (the model's live version becomes a copy of it),
  * calls that must fail (existing names, absent names and snapshots),
  * tux3_sync, tux3_unify and close/reopen (replay; sometimes a read-only
  * open that verifies everything first).
@@ -116,13 +117,13 @@ enum {
 	OP_WRITE, OP_TRUNC, OP_CREATE, OP_SYMLINK, OP_LINK, OP_UNLINK,
 	OP_RENAME, OP_MKDIR, OP_RMDIR, OP_RENAMEDIR, OP_SETX, OP_RMX,
 	OP_SETATTR, OP_READ, OP_SNAP, OP_SNAPDEL, OP_SNAPCLEAR, OP_BAD,
-	OP_SYNC, OP_UNIFY, OP_REOPEN, OP_COUNT
+	OP_SYNC, OP_UNIFY, OP_REOPEN, OP_ROLLBACK, OP_COUNT
 };
 static const char *opname[OP_COUNT] = {
 	"write", "truncate", "create", "symlink", "link", "unlink", "rename",
 	"mkdir", "rmdir", "renamedir", "setxattr", "removexattr", "setattr",
 	"read", "snapshot", "snapdelete", "snapdeleteall", "mustfail", "sync",
-	"unify", "reopen",
+	"unify", "reopen", "rollback",
 };
 /* weights in thousandths */
 static const unsigned weight[OP_COUNT] = {
@@ -132,11 +133,12 @@ static const unsigned weight[OP_COUNT] = {
 	[OP_RENAMEDIR] = 8, [OP_SETX] = 60, [OP_RMX] = 30, [OP_SETATTR] = 30,
 	[OP_READ] = 100, [OP_SNAP] = 20, [OP_SNAPDEL] = 14,
 	[OP_SNAPCLEAR] = 2, [OP_BAD] = 30,
-	[OP_SYNC] = 20, [OP_UNIFY] = 4, [OP_REOPEN] = 3,
+	[OP_SYNC] = 20, [OP_UNIFY] = 4, [OP_REOPEN] = 3, [OP_ROLLBACK] = 5,
 };
 static uint64_t opcount[OP_COUNT], snaps_made, snaps_deleted, full_checks;
 static uint64_t diffs_checked;	/* snapshot diff against the models */
 static uint64_t nospace;	/* changes refused with ENOSPC */
+static uint64_t rollbacks;	/* live version rolled back to a snapshot */
 
 /* ---- random numbers (xorshift64*) ---- */
 
@@ -1591,6 +1593,34 @@ static void op_snapclear(void)
 	check_dir(0, pick_dir(&ver[0]));
 }
 
+/* The live version rolled back to a snapshot: the model's live version
+ * becomes a copy of the snapshot's (inode numbers included), the
+ * snapshot and the others stay as they were, and the diff of the two
+ * is empty. */
+static void op_rollback(void)
+{
+	unsigned vi = pick_version();
+	if (!vi)
+		return;
+	opver = "";
+	describe("roll the live version back to snapshot %s", ver[vi].name);
+	long r = tux3_snapshot_rollback(vol, ver[vi].name, NULL);
+	if (r == -ENOSPC) {
+		nospace++;	/* refused before any change: the cap */
+		check_version(0);
+		return;
+	}
+	ok(r, "tux3_snapshot_rollback");
+	rollbacks++;
+	ver_free(&ver[0]);
+	ver_copy(&ver[0], &ver[vi]);
+	ver[0].name[0] = 0;
+	check_version(0);
+	check_version(vi);
+	check_diff_names(0, vi);
+	diffs_checked++;
+}
+
 /* Calls that must fail. */
 static void op_bad(unsigned vi)
 {
@@ -1748,7 +1778,8 @@ int main(int argc, char **argv)
 		opcount[op]++;
 		unsigned vi = pick_version();
 		snprintf(opdesc, sizeof(opdesc), "%s", opname[op]);
-		if (op != OP_SNAP && op != OP_SNAPDEL && op != OP_SNAPCLEAR)
+		if (op != OP_SNAP && op != OP_SNAPDEL && op != OP_SNAPCLEAR &&
+		    op != OP_ROLLBACK)
 			select_version(vi);
 		switch (op) {
 		case OP_WRITE: op_write(vi); break;
@@ -1778,6 +1809,7 @@ int main(int argc, char **argv)
 			ok(tux3_unify(vol), "tux3_unify");
 			break;
 		case OP_REOPEN: reopen(); break;
+		case OP_ROLLBACK: op_rollback(); break;
 		}
 		if (verify_every && opno % verify_every == 0)
 			check_all("periodic");
@@ -1796,10 +1828,11 @@ int main(int argc, char **argv)
 	printf("vfsfuzz: seed %" PRIu64 ": %" PRIu64 " ops in %.2f s (%.0f "
 	       "ops/s), %" PRIu64 " full checks, %" PRIu64 " diffs checked, %"
 	       PRIu64 " snapshots made, %"
-	       PRIu64 " deleted, %u at the end, %" PRIu64 " changes refused "
-	       "(ENOSPC)\n", seed, nops, t1 - t0,
+	       PRIu64 " deleted, %u at the end, %" PRIu64 " rollbacks, %"
+	       PRIu64 " changes refused (ENOSPC)\n", seed, nops, t1 - t0,
 	       (double)nops / (t1 - t0 > 0 ? t1 - t0 : 1), full_checks,
-	       diffs_checked, snaps_made, snaps_deleted, nversions() - 1, nospace);
+	       diffs_checked, snaps_made, snaps_deleted, nversions() - 1,
+	       rollbacks, nospace);
 	printf("vfsfuzz: ops:");
 	for (unsigned k = 0; k < OP_COUNT; k++)
 		printf(" %s %" PRIu64, opname[k], opcount[k]);

@@ -25,8 +25,7 @@
 #include "version/version.h"
 #include "version/vfilemap.h"
 
-/* Every entry starts with a clean error and checks the open. */
-static int writer(struct tux3_volume *vol)
+int version_writer(struct tux3_volume *vol)
 {
 	tux3_clear_error(vol);
 	if (vol->mode != TUX3_OPEN_RDWR)
@@ -95,7 +94,7 @@ static int orphans_absent(struct tux3_volume *vol, struct vtree *vt,
 int version_create(struct tux3_volume *vol, const char *name,
 		   const char *of, uint32_t *tagp)
 {
-	int err = writer(vol);
+	int err = version_writer(vol);
 	if (err)
 		return err;
 	if (!name || !*name || strlen(name) > VERSION_NAME_MAX ||
@@ -290,7 +289,7 @@ int version_delete_finish(struct tux3_volume *vol,
 int version_delete_begin(struct tux3_volume *vol, const char *name,
 			 struct vdelete_plan *plan)
 {
-	int err = writer(vol);
+	int err = version_writer(vol);
 	if (err)
 		return err;
 	if (!vol->vt || vol->vpending)
@@ -337,7 +336,7 @@ int version_repair_table(struct tux3_volume *vol)
 {
 	struct vdelete_plan *plan = malloc(sizeof(*plan));
 	struct vtree *vt = table_copy(vol);
-	int err = plan && vt ? writer(vol) : -ENOMEM;
+	int err = plan && vt ? version_writer(vol) : -ENOMEM;
 	if (!err)
 		err = vtree_repair(vt, plan);
 	if (!err) {
@@ -357,7 +356,7 @@ int version_delete_resume(struct tux3_volume *vol)
 {
 	if (!vol->vpending)
 		return 0;
-	int err = writer(vol);
+	int err = version_writer(vol);
 	return err ? err : version_delete_finish(vol, vol->vpending, true);
 }
 
@@ -371,7 +370,7 @@ int tux3_snapshot_create(struct tux3_volume *vol, const char *name,
 int tux3_snapshot_delete(struct tux3_volume *vol, const char *name)
 {
 	uint32_t selected = vol->vtag;
-	int err = writer(vol);
+	int err = version_writer(vol);
 	if (!err && !(err = tux3_sync(vol)))
 		err = version_delete(vol, name, true);
 	/* a deleted selected snapshot leaves the live version selected */

@@ -25,10 +25,18 @@
 #include "version/version.h"
 #include "version/vfilemap.h"
 
+/* The scan for inodes that may differ between two labels. */
+struct differ {
+	struct tux3_volume *vol;
+	uint8_t differs[VERSION_LABELS / 8];	/* labels that differ */
+	struct tux3_diff_count *count;
+	tux3_ino_t *ino;
+	size_t n, cap;
+};
+
 struct diff {
 	struct tux3_volume *vol;
 	uint32_t tag[2];
-	uint8_t differs[VERSION_LABELS / 8];	/* labels that differ */
 	struct diff_item *it;
 	size_t n, cap;
 	struct tux3_diff_count *count;
@@ -50,7 +58,7 @@ static int find_version(struct tux3_volume *vol, const char *name,
 
 /* The labels on one chain and not the other: an ancestor chain toggled
  * twice cancels where the two meet. */
-static void toggle_chain(struct diff *df, unsigned label)
+static void toggle_chain(struct differ *df, unsigned label)
 {
 	const struct vtree *vt = df->vol->vt;
 	for (unsigned i = 0; label < VERSION_LABELS && i < VERSION_LABELS; i++) {
@@ -59,14 +67,14 @@ static void toggle_chain(struct diff *df, unsigned label)
 	}
 }
 
-static bool label_differs(const struct diff *df, unsigned label)
+static bool label_differs(const struct differ *df, unsigned label)
 {
 	return label < VERSION_LABELS &&
 	       (df->differs[label / 8] >> (label & 7) & 1);
 }
 
 struct labels_seen {
-	const struct diff *df;
+	const struct differ *df;
 	bool differs;
 };
 
@@ -78,7 +86,7 @@ static void data_label(void *ctx, unsigned label)
 
 /* Has the file's data an element of a label that differs?  Only a vleaf
  * tree can: a direct extent or dleaves read alike in every version. */
-static int data_differs(struct diff *df, tux3_ino_t inum, uint64_t dtree,
+static int data_differs(struct differ *df, tux3_ino_t inum, uint64_t dtree,
 			bool *differs)
 {
 	struct inode inode = { .inum = inum, .dtree = dtree };
@@ -124,7 +132,7 @@ static int compare_inode(struct diff *df, tux3_ino_t inum, bool keep)
 static int scan_blob(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 		     unsigned len, tux3_block_t leafblock)
 {
-	struct diff *df = ctx;
+	struct differ *df = ctx;
 	struct vattrs x;
 	unsigned bad_at;
 	bool differs = false;
@@ -149,8 +157,35 @@ static int scan_blob(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 	vattrs_free(&x);
 	if (!differs && dtree)
 		err = data_differs(df, inum, dtree, &differs);
-	if (!err && differs)
-		err = compare_inode(df, inum, false);
+	if (!err && differs &&
+	    !(err = array_grow((void **)&df->ino, &df->cap, df->n,
+			       sizeof(*df->ino))))
+		df->ino[df->n++] = inum;
+	return err;
+}
+
+int version_differing(struct tux3_volume *vol, unsigned label_a,
+		      unsigned label_b, tux3_ino_t **ino, size_t *n,
+		      struct tux3_diff_count *count)
+{
+	struct differ *df = calloc(1, sizeof(*df));
+	int err = df ? 0 : -ENOMEM;
+	*ino = NULL;
+	*n = 0;
+	if (!err && vol->vt) {
+		df->vol = vol;
+		df->count = count;
+		toggle_chain(df, label_a);
+		toggle_chain(df, label_b);
+		err = walk_inode_blobs(vol, scan_blob, df);
+	}
+	if (!err) {
+		*ino = df->ino;
+		*n = df->n;
+	} else if (df) {
+		free(df->ino);
+	}
+	free(df);
 	return err;
 }
 
@@ -381,11 +416,12 @@ static int diff_run(struct diff *df, const char *a, const char *b,
 		err = find_version(vol, b, &df->tag[1], &label[1]);
 	if (err)
 		return err;
-	if (vol->vt) {
-		toggle_chain(df, label[0]);
-		toggle_chain(df, label[1]);
-		err = walk_inode_blobs(vol, scan_blob, df);
-	}
+	tux3_ino_t *ino;
+	size_t n;
+	err = version_differing(vol, label[0], label[1], &ino, &n, df->count);
+	for (size_t i = 0; i < n && !err; i++)
+		err = compare_inode(df, ino[i], false);
+	free(ino);
 	if (!err)
 		err = find_renames(df);
 	if (!err && (path || !(flags & TUX3_DIFF_NO_NAMES)))

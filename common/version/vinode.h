@@ -58,6 +58,10 @@ int vinode_write_data(struct tux3_volume *vol, struct inode *inode,
 int vinode_truncate(struct tux3_volume *vol, struct inode *inode,
 		    uint64_t size);
 int vinode_destroy(struct tux3_volume *vol, struct inode *inode);
+/* count blocks from logical made holes in the selected version (the
+ * other versions keep what they read there). */
+int vinode_punch(struct tux3_volume *vol, struct inode *inode,
+		 uint64_t logical, uint64_t count);
 /* Room in the inode's blob for the store a change ends with: checked
  * for every inode an operation changes before it changes any, so that
  * a change is never half made (-ENOSPC, the volume untouched). */

@@ -109,6 +109,20 @@ static int mapped_end(void *ctx, const struct extent *x)
 	return 0;
 }
 
+int vinode_punch(struct tux3_volume *vol, struct inode *inode,
+		 uint64_t logical, uint64_t count)
+{
+	uint64_t written[RUN_BLOCKS];
+	int err = vinode_room(vol, inode->inum);
+	while (count && !err) {
+		uint64_t n = count < RUN_BLOCKS ? count : RUN_BLOCKS;
+		err = update(vol, inode, logical, n, VEXT_PUNCH, written);
+		logical += n;
+		count -= n;
+	}
+	return err;
+}
+
 /* Punch every block the version maps from keep on. */
 static int punch_from(struct tux3_volume *vol, struct inode *inode,
 		      uint64_t keep)

@@ -57,8 +57,10 @@
  * chmod also sets an access time, which the model and the image text
  * carry (at=) like mtime and ctime.
  * --snapshots (random workloads): operations also take snapshots s0..s3
- * of the live version or of another snapshot, delete them, and select
- * one to write, overwrite, truncate, create or unlink a file in it.  Each
+ * of the live version or of another snapshot, delete them, select
+ * one to write, overwrite, truncate, create or unlink a file in it, and
+ * roll the live version back to one (when no file of it is open; the
+ * live model becomes a copy of the snapshot's, in one commit).  Each
  * snapshot has its own model, a copy of its source's at the create; the
  * canonical text is the live tree, its orphans, "pending delete" while a
  * delete's plan is committed and its lists are not, then every snapshot
@@ -941,14 +943,16 @@ enum {
 	/* --snapshots: snapshot "s<vs>" of the live version or of "s<vof>";
 	 * delete it; select it, do the operation "inner" in it (write,
 	 * overwrite, truncate, create, unlink), select the live one again */
-	OP_SNAPSHOT, OP_SNAPDELETE, OP_SNAPWRITE, OP_NOPS
+	OP_SNAPSHOT, OP_SNAPDELETE, OP_SNAPWRITE,
+	/* the live version rolled back to "s<vs>" */
+	OP_ROLLBACK, OP_NOPS
 };
 
 static const char *const op_names[OP_NOPS] = {
 	"create", "mkdir", "write", "overwrite", "truncate", "link", "unlink",
 	"rename", "symlink", "setxattr", "removexattr", "rmdir", "chmod",
 	"iopen", "irelease", "sync", "unify", "snapshot", "snapdelete",
-	"snapwrite",
+	"snapwrite", "rollback",
 };
 
 struct op {
@@ -1100,7 +1104,7 @@ static void model_now(struct work *w)
 
 /* snapshot operations done (the library agreeing) */
 static struct {
-	uint64_t create, del, write, failed;
+	uint64_t create, del, write, rollback, failed;
 	uint64_t back2014;	/* deletes that took the volume back to the
 				 * 2014 format (the last snapshot went) */
 } snapst;
@@ -1327,6 +1331,31 @@ static void do_snapshot_op(struct work *w, unsigned k, const struct op *o)
 			snapst.create++;
 		return;
 	}
+	case OP_ROLLBACK: {
+		/* the generator picks it only with no file of the live
+		 * version open: the live model becomes the snapshot's */
+		struct model before = { 0 };
+		expect = v->used ? 0 : -ENOENT;
+		check_result(w, k, o, tux3_sync(vol), 0);
+		uint64_t commits = w->rec->commits;
+		model_copy(&before, &w->m);
+		if (!expect)
+			model_copy(&w->m, &v->m);
+		err = tux3_snapshot_rollback(vol, name, NULL);
+		check_result(w, k, o, err, expect);
+		if (err)
+			model_copy(&w->m, &before);
+		model_free(&before);
+		if (w->rec->commits > commits + 1)
+			work_error(w, k, o, "the rollback committed %" PRIu64
+				   " deltas, the model expects at most 1",
+				   w->rec->commits - commits);
+		if (err)
+			snapst.failed++;
+		else
+			snapst.rollback++;
+		return;
+	}
 	case OP_SNAPDELETE:
 		expect = v->used ? 0 : -ENOENT;
 		check_result(w, k, o, tux3_sync(vol), 0);
@@ -1468,6 +1497,7 @@ static void do_op(struct work *w, unsigned k, const struct op *o)
 		return;
 	}
 	case OP_SNAPSHOT: case OP_SNAPDELETE: case OP_SNAPWRITE:
+	case OP_ROLLBACK:
 		do_snapshot_op(w, k, o);
 		return;
 	}
@@ -1838,7 +1868,7 @@ static void print_op(unsigned k, const struct op *o)
 		printf(" s%u of live", o->vs);
 	else if (o->kind == OP_SNAPSHOT)
 		printf(" s%u of s%d", o->vs, o->vof);
-	if (o->kind == OP_SNAPDELETE)
+	if (o->kind == OP_SNAPDELETE || o->kind == OP_ROLLBACK)
 		printf(" s%u", o->vs);
 	if (o->kind == OP_SNAPWRITE)
 		printf(" s%u: %s", o->vs, op_names[o->inner]);
@@ -1934,6 +1964,14 @@ static void random_snapshot_op(struct work *w, struct rng *r, struct op *o)
 	}
 	if (x < (opt.compact ? 60 : 48)) {
 		o->kind = OP_SNAPDELETE;
+		snprintf(o->name, sizeof(o->name), "s%u", o->vs);
+		return;
+	}
+	bool opened = false;
+	for (unsigned i = 0; i < MN; i++)
+		opened |= w->m.n[i].used && w->m.n[i].opens;
+	if (x < (opt.compact ? 68 : 60) && !opened) {
+		o->kind = OP_ROLLBACK;
 		snprintf(o->name, sizeof(o->name), "s%u", o->vs);
 		return;
 	}
@@ -2084,7 +2122,8 @@ static void run_random(struct work *w, const struct base *b,
 		run_op(w, &o);
 		/* a snapshot create or delete returns committed */
 		if (o.kind == OP_SYNC || o.kind == OP_UNIFY ||
-		    o.kind == OP_SNAPSHOT || o.kind == OP_SNAPDELETE)
+		    o.kind == OP_SNAPSHOT || o.kind == OP_SNAPDELETE ||
+		    o.kind == OP_ROLLBACK)
 			fsync_returned(w, i);
 	}
 	/* --compact: the snapshots left go, the last delete compacts */
@@ -3546,12 +3585,14 @@ int main(int argc, char **argv)
 	       st.recovery_states);
 	if (opt.snapshots)
 		printf("snapshots: %" PRIu64 " created, %" PRIu64 " deleted, %"
-		       PRIu64 " writes in one (%" PRIu64 " refused as the "
+		       PRIu64 " writes in one, %" PRIu64 " rollbacks of the "
+		       "live version (%" PRIu64 " refused as the "
 		       "model expects); states expecting snapshots: %" PRIu64
 		       ", a pending delete: %" PRIu64 " (recoveries finishing "
 		       "it: %" PRIu64 "); back to the 2014 format: %" PRIu64
 		       " deletes, %" PRIu64 " states\n", snapst.create,
-		       snapst.del, snapst.write, snapst.failed,
+		       snapst.del, snapst.write, snapst.rollback,
+		       snapst.failed,
 		       st.snap_states, st.pending_states,
 		       st.delete_recoveries, snapst.back2014,
 		       st.back2014_states);

@@ -16,6 +16,13 @@
 #   delete/frees       deleting a snapshot whose data only it read gives
 #                      the blocks back; fsck clean after
 #   delete/atoms       ... and the xattr names' references only it held
+#   rollback/*         snapshot rollback: the live version reads what the
+#                      snapshot reads (manifests equal, inode numbers
+#                      included), the snapshots unchanged, fsck clean; a
+#                      second rollback finds nothing to do; an unknown
+#                      name and a read-only session refused, the image
+#                      bit-identical; deleting the snapshots after it
+#                      gives the 2014 format back
 #   tty/*              the prompt shows the version; @ completes names
 set -u
 build=${1:-build}
@@ -229,6 +236,70 @@ if "$fsck" -fn "$img" > out2 2>&1; then
 	pass delete/atoms
 else
 	fail delete/atoms "$(grep PASS out2 | tr '\n' '|') $(flat out)"
+fi
+
+# ---- rollback: the live version made to read what a snapshot reads ----
+img=$work/rb.img
+fresh "$img" rollback || exit 0
+cat > rb.cmd <<'EOF'
+setxattr /a.txt user.keep kept
+snapshot create s1
+write host.big /big
+write host.txt /a.txt
+setxattr /a.txt user.new added
+rmxattr /a.txt user.keep
+rm /docs/readme.md
+mkdir /docs/new
+write host.txt /docs/new/file
+ln /a.txt /a-link
+chmod 600 /a.txt
+snapshot create s2
+truncate /big 5000
+EOF
+"$dbg" -w -f rb.cmd "$img" > out 2>&1
+man() { "$dbg" -R "manifest $1" "$img" 2>&1 | sed 's|^@[^/]*||'; }
+inums() { "$dbg" -R "ls -l $1" "$img" 2>&1 | awk '{ print $1, $NF }'; }
+man @s1/ > m.s1; man @s2/ > m.s2; inums @s1/ > i.s1
+"$dbg" -w -R "snapshot rollback s1" "$img" > out.rb 2>&1; rc=$?
+man / > m.live; inums / > i.live
+if [ $rc = 0 ] && cmp -s m.s1 m.live && cmp -s i.s1 i.live &&
+   [ "$(man @s1/ | cksum)" = "$(cksum < m.s1)" ] &&
+   [ "$(man @s2/ | cksum)" = "$(cksum < m.s2)" ] &&
+   grep -q "rolled back to snapshot s1: .* 1 brought back, 3 removed" \
+	out.rb && "$fsck" -fn "$img" > out2 2>&1; then
+	pass rollback/live
+else
+	fail rollback/live "exit $rc: $(flat out.rb) $(diff m.s1 m.live |
+		head -5 | tr '\n' '|') $(tail -3 out2 | tr '\n' '|')"
+fi
+"$dbg" -w -R "snapshot rollback s1" "$img" > out 2>&1; rc=$?
+if [ $rc = 0 ] &&
+   grep -q " 0 changed, 0 brought back, 0 removed; 0 blocks copied, 0 punched" out &&
+   [ "$(man / | cksum)" = "$(cksum < m.s1)" ]; then
+	pass rollback/again
+else
+	fail rollback/again "exit $rc: $(flat out)"
+fi
+sum=$(cksum < "$img")
+"$dbg" -w -R "snapshot rollback nosuch" "$img" > out 2>&1; rc=$?
+"$dbg" -R "snapshot rollback s2" "$img" >> out 2>&1; rc2=$?
+if [ $rc = 1 ] && [ $rc2 = 1 ] && [ "$(cksum < "$img")" = "$sum" ] &&
+   grep -q "nosuch: no such snapshot" out &&
+   grep -q "volume opened read-only (use -w)" out; then
+	pass rollback/refused
+else
+	fail rollback/refused "exit $rc/$rc2: $(flat out)"
+fi
+# back to s2 (the newer one), then both gone: the 2014 format again
+"$dbg" -w -R "snapshot rollback s2" "$img" > out 2>&1; rc=$?
+"$dbg" -w -R "snapshot delete s1" -R "snapshot delete s2" "$img" >> out 2>&1
+if [ $rc = 0 ] && [ "$(man / | cksum)" = "$(cksum < m.s2)" ] &&
+   "$fsck" -fn "$img" > out2 2>&1 &&
+   "$dbg" -R super "$img" | grep -q "magic.*tux3" &&
+   ! "$dbg" -R super "$img" | grep -q "tux3ver1"; then
+	pass rollback/to-2014
+else
+	fail rollback/to-2014 "exit $rc: $(flat out) $(tail -3 out2 | tr '\n' '|')"
 fi
 
 # ---- the interactive prompt and completion ----
