@@ -112,8 +112,18 @@ static void mark_fresh(struct leaves *l, uint64_t block, uint64_t count)
 		l->v[i].fresh = true;
 }
 
+/* Is block one of the log chain's?  Such a block can hold an ileaf's
+ * bytes only by damage (a misdirected write, a copy): it is the log's. */
+static bool in_log(const struct tux3_volume *vol, uint64_t block)
+{
+	for (unsigned i = 0; i < vol->logcount; i++)
+		if (vol->log[i].blocknr == block)
+			return true;
+	return block == vol->super.logchain;
+}
+
 /* Every ileaf of the volume that validates on its own, and holds an
- * inode, in block order. */
+ * inode, in block order; the log's blocks are not looked at. */
 static int scan_leaves(struct tux3_volume *vol, uint64_t root,
 		       struct leaves *l)
 {
@@ -123,7 +133,7 @@ static int scan_leaves(struct tux3_volume *vol, uint64_t root,
 		return -ENOMEM;
 	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks; b++) {
 		if (b == root || dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
-		    be16(buf) != TUX3_MAGIC_ILEAF ||
+		    be16(buf) != TUX3_MAGIC_ILEAF || in_log(vol, b) ||
 		    dev_pread(&vol->dev, buf, vol->blocksize,
 			      b << vol->blockbits))
 			continue;
