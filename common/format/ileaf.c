@@ -136,10 +136,25 @@ static int itree_leaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 	return ileaf_check(vol, leaf, blocknr, lo, hi, TUX3_MAGIC_ILEAF);
 }
 
+/* An orphan table leaf: an ileaf whose every record is one 2-byte
+ * ORPHAN attribute head (kind 0, version 0), as the open reads it
+ * (orphan.c), so that a walk finds the damage that would stop it. */
 static int otree_leaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 			    uint64_t blocknr, uint64_t lo, uint64_t hi)
 {
-	return ileaf_check(vol, leaf, blocknr, lo, hi, TUX3_MAGIC_OLEAF);
+	int err = ileaf_check(vol, leaf, blocknr, lo, hi, TUX3_MAGIC_OLEAF);
+	uint64_t ibase = ileaf_ibase(leaf);
+	for (unsigned k = 0; !err && k < ileaf_count(leaf); k++) {
+		const uint8_t *blob;
+		unsigned len;
+		ileaf_blob(leaf, vol->blocksize, ibase + k, &blob, &len);
+		if (len && (len != 2 || be16(blob) != 0))
+			err = vol_error(vol, -EUCLEAN, blocknr, ibase + k,
+					TUX3_NONE, "oleaf: orphan %" PRIu64
+					" has a %u-byte record (expected one "
+					"2-byte ORPHAN head)", ibase + k, len);
+	}
+	return err;
 }
 
 static void itree_leaf_init(struct tux3_volume *vol, uint8_t *leaf,
