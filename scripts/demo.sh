@@ -4,7 +4,8 @@
 # and docs, plus a sparse file, a symlink and a hard link), check it,
 # and read it back: manifest, restore with rdump, compare with the source;
 # take a snapshot, change a file, read both versions and print what
-# differs between them (snapshot diff);
+# differs between them (snapshot diff), then roll the live version back
+# to the snapshot (snapshot rollback);
 # end by drawing the volume with tux3dot (DEMO_OUT, default
 # BUILD/demo.svg and BUILD/demo.dot).
 set -eu
@@ -74,6 +75,13 @@ if ! grep -q '^+  /README.md$' "$work/diff"; then
 	echo "demo: snapshot diff does not show the changed README" >&2
 	exit 1
 fi
+echo "== roll the live version back to the snapshot: the old README is live again"
+"$dbg" -w -R "snapshot rollback before-change" "$img"
+if ! "$dbg" -R "cat /README.md" "$img" | cmp -s - "$src/README.md"; then
+	echo "demo: the rollback did not bring the original README back" >&2
+	exit 1
+fi
+"$dbg" -R "snapshot diff before-change @" "$img"
 "$top/$build/fsck.tux3" -fn "$img" | tail -1
 echo
 echo "== free space"
