@@ -241,6 +241,15 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 			break;
 		}
 		scan_block(vol, b);
+		if (b->head_ok && blockset_has(&seen, b->logchain)) {
+			/* each block links to an older one: this one holds
+			 * a copy of a newer log block (replay.c says so too) */
+			damage(b, 8, "it links back to block %" PRIu64 ", newer "
+			       "in the chain: it holds a copy of another log "
+			       "block", b->logchain);
+			b->head_ok = false;
+			b->partial = true;
+		}
 		unify |= b->has_unify;
 		partial |= b->partial;
 		/* mkfs's block is unmistakable; so is the block beginning

@@ -258,6 +258,39 @@ static int check_logblock(struct tux3_volume *vol, struct logblk *lb,
 	return 0;
 }
 
+/*
+ * A block whose header reads but whose link leads back into the chain
+ * (to itself or to a block the walk from the newest has passed): no log
+ * block of the chain does that, each links to an older one.  It is a
+ * copy of a newer log block, written where this one was (a misdirected
+ * write), and replaying its records would apply them twice.  Salvage
+ * mode drops its records and does not trust its link (*bad_head).
+ */
+static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
+			   unsigned index, const struct blockset *seen,
+			   bool *bad_head)
+{
+	struct loghead head;
+	char why[128];
+	*bad_head = false;
+	if (log_decode_head(lb->data, vol->blocksize, &head, why, sizeof(why)) ||
+	    !blockset_has(seen, head.logchain))
+		return 0;
+	int err = LOGERR(vol, lb, 8, "log block %u of %u links back to block "
+			 "%" PRIu64 ", newer in the chain: it holds a copy of "
+			 "another log block", index + 1, vol->logcount,
+			 head.logchain);
+	if (!vol->salvage.on)
+		return err;
+	salvage_note(vol, &vol->salvage.first_cut);
+	vol->salvage.cut++;
+	vol->salvage.cut_bytes += head.bytes;
+	lb->head = head;
+	lb->head.bytes = 0;
+	*bad_head = true;
+	return 0;
+}
+
 /* Salvage: the chain could not be followed past chronological block
  * stop (not loaded): the blocks after it are the log, renumbered from
  * 0.  The error that stopped it is kept as damage. */
@@ -462,7 +495,9 @@ int replay_load_log(struct tux3_volume *vol)
 		/* the latest UNIFY is in the newest block holding one */
 		bool bad_head;
 		unsigned cut = vol->salvage.cut;
-		err = check_logblock(vol, lb, i, &bad_head);
+		err = copied_logblock(vol, lb, i, &seen, &bad_head);
+		if (!err && !bad_head)
+			err = check_logblock(vol, lb, i, &bad_head);
 		if (err)
 			break;
 		if (crc_bad && cut == vol->salvage.cut)
