@@ -41,7 +41,7 @@ enum fsck_problem_id {
 	/* pass 2 */
 	P2_LOG_BAD, P2_REPLAY_FAILED, P2_LOGCOUNT, P2_STATE_BAD,
 	P2_LOG_PREMARK, P2_BITMAP_BAD, P2_ORPHANS_BAD, P2_LOG_SALVAGE,
-	P2_REPLAY_SALVAGE, P2_ITABLE_LOST,
+	P2_REPLAY_SALVAGE, P2_ITABLE_LOST, P2_INTERNAL_LOST,
 	/* pass 3 */
 	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD, P3_NODE_ENTRIES, P3_DEPTH,
 	P3_TWICE, P3_LEAF_TRIM,
@@ -218,7 +218,11 @@ int vns_suspects(struct tux3_volume *vol, struct vns_index *ix,
 int fsck_shield_off(struct fsck *f);
 
 /* Pass 2: the state after replay read past damage (fsck_log.c). */
-enum { FSCK_SALVAGE_BITMAP = 1, FSCK_SALVAGE_ORPHANS = 2 };
+/* ..._INTERNAL: the inode table leaf holding the volume's own inodes
+ * (below 64) is lost (PASS2_INTERNAL_LOST): the bitmap opens as absent,
+ * pass 3 may cut that leaf, the later passes make them anew. */
+enum { FSCK_SALVAGE_BITMAP = 1, FSCK_SALVAGE_ORPHANS = 2,
+       FSCK_SALVAGE_INTERNAL = 4 };
 /* Frees what the passes kept in struct fsck. */
 void fsck_inode_state_free(struct fsck *f);
 
@@ -235,6 +239,9 @@ int fsck_dir_retype(struct tux3_volume *vol, tux3_ino_t dir, tux3_ino_t inum,
 /* Cut a damaged directory block at byte position pos of dir: the
  * records from there to the block end become one deleted record. */
 int fsck_dir_salvage(struct tux3_volume *vol, tux3_ino_t dir, uint64_t pos);
+/* fsck_tree.c: an index node whose header can be followed (magic, a
+ * count within the block). */
+bool fsck_bnode_sane(const struct tux3_volume *vol, const uint8_t *b);
 int fsck_set_nlink(struct tux3_volume *vol, tux3_ino_t inum, uint32_t nlink);
 /* Name inum "#inum" in /lost+found (made when missing, mode 0700). */
 int fsck_connect_lost(struct tux3_volume *vol, tux3_ino_t inum);

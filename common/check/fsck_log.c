@@ -298,6 +298,13 @@ static int state_bitmap(struct fsck *f, struct tux3_volume *vol)
 	int err = bitmap_init(vol);
 	if (err && err != -ENOMEM && (f->salvage & FSCK_SALVAGE_BITMAP))
 		err = bitmap_init_salvage(vol);
+	if (err == -EUCLEAN && (f->salvage & FSCK_SALVAGE_INTERNAL)) {
+		/* its leaf is lost (PASS2_INTERNAL_LOST): the bitmap is
+		 * what the log alone says, and pass 8 rebuilds it */
+		tux3_clear_error(vol);
+		vol->has_bitmap_inode = false;
+		err = 0;
+	}
 	return err;
 }
 
@@ -326,6 +333,70 @@ static bool bitmap_salvageable(struct tux3_volume *rv)
 		inode_free(&inode);
 	/* no bitmap inode: never unified, the bitmap is the log's alone */
 	return !err || err == -ENOENT;
+}
+
+/* The leaf of the inode table the bitmap inode's entries lead to (through
+ * index nodes that read), or 0. */
+static uint64_t bitmap_leaf(struct tux3_volume *rv)
+{
+	uint64_t block = rv->iroot.block;
+	uint8_t *buf = malloc(rv->blocksize);
+	for (unsigned l = 0; buf && block && l + 1 < rv->iroot.depth; l++) {
+		if (vol_read_block(rv, block, buf) || !fsck_bnode_sane(rv, buf))
+			block = 0;
+		else
+			block = bnode_child(buf, bnode_lookup(buf,
+							     TUX3_BITMAP_INO));
+	}
+	free(buf);
+	return buf ? block : 0;
+}
+
+/* The log reaches back to mkfs's block, no unify since: every block
+ * the volume uses was allocated by a record of it, so the bitmap is
+ * whole without the bitmap file. */
+static bool log_since_mkfs(const struct tux3_volume *rv)
+{
+	return rv->logcount && rv->log[0].data && rv->unify_index < 0 &&
+	       rv->log[0].head.magic == TUX3_MAGIC_LOG &&
+	       !rv->log[0].head.logchain && !rv->salvage.lost;
+}
+
+/* The inode table has index nodes, and the leaf of the volume's own
+ * inodes is what does not read: those inodes are lost, the files of
+ * the other leaves are not.  Only on a volume whose log holds every
+ * allocation since mkfs: elsewhere the bitmap file lost with the leaf
+ * is the only record of what is in use, and the repairs before pass 8
+ * would allocate blocks that are. */
+static bool internal_leaf_lost(struct tux3_volume *rv)
+{
+	if (rv->iroot.depth < 2 || rv->error.err != -EUCLEAN ||
+	    !log_since_mkfs(rv))
+		return false;
+	uint64_t block = rv->error.block;
+	tux3_clear_error(rv);
+	return block != TUX3_NONE && block == bitmap_leaf(rv);
+}
+
+/*
+ * PASS2_INTERNAL_LOST: the leaf goes (pass 3 cuts it), and with it the
+ * bitmap, countmap, atom table and root directory inodes and the files
+ * it held.  What they were is made again from the rest: pass 8 rebuilds
+ * the bitmap and the counts (the next unify writes them in new internal
+ * files), pass 6 drops the xattrs whose names are gone, pass 5 makes an
+ * empty root directory and connects what it named to /lost+found.
+ * Returns 1 when the answer was yes (open again), 0 when the run stops.
+ */
+static int internal_lost(struct fsck *f, struct tux3_volume *rv,
+			 uint64_t leaf, const char *text)
+{
+	if (!fsck_problem(f, P2_INTERNAL_LOST, fsck_repairing(f), NULL, leaf,
+			  text))
+		return 0;
+	f->salvage |= FSCK_SALVAGE_BITMAP | FSCK_SALVAGE_INTERNAL;
+	fsck_fixed(f, 0);
+	(void)rv;
+	return 1;
 }
 
 /* The inode table is one leaf, the root itself, and that is the block
@@ -408,6 +479,10 @@ static int state_unreadable(struct fsck *f, struct tux3_volume *rv,
 	if (bitmap && !(f->salvage & flag) && itable_lost(rv) &&
 	    !bitmap_salvageable(rv))
 		return itable_remake(f, rv, text);
+	uint64_t leaf = rv->error.block;
+	if (bitmap && !(f->salvage & flag) && internal_leaf_lost(rv) &&
+	    !bitmap_salvageable(rv))
+		return internal_lost(f, rv, leaf, text);
 	/* asked once: if reading past the damage failed too, that's it */
 	bool fixable = !(f->salvage & flag) && fsck_repairing(f) &&
 		       (!bitmap || bitmap_salvageable(rv));

@@ -92,6 +92,13 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P2_LOG_SALVAGE] = { "PASS2_LOG_SALVAGE", 2,
 		"log block %" U " (%" U " of %" U "): %s; %s; %s", 0,
 		"replay what the log still holds" },
+	[P2_INTERNAL_LOST] = { "PASS2_INTERNAL_LOST", 2,
+		"the inode table leaf at block %" U ", which holds the volume's "
+		"own inodes (bitmap, countmap, atom table, root directory), "
+		"cannot be read (%s)", 0,
+		"cut it out and make them anew (the bitmap and counts rebuilt, "
+		"xattrs whose names are lost dropped, a new root directory "
+		"with what it named in /lost+found)" },
 	[P2_ITABLE_LOST] = { "PASS2_ITABLE_LOST", 2,
 		"the inode table is the one leaf at block %" U ", and it cannot "
 		"be read (%s): every inode is lost, the bitmap's, the root "

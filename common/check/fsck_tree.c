@@ -84,7 +84,7 @@ static void set_root_block(struct tux3_volume *vol, enum tux3_tree tree,
 	repair_set_root_block(vol, tree != TUX3_TREE_ITREE, block);
 }
 
-static bool bnode_sane(const struct tux3_volume *vol, const uint8_t *b)
+bool fsck_bnode_sane(const struct tux3_volume *vol, const uint8_t *b)
 {
 	unsigned count = bnode_count(b);
 	return be16(b) == TUX3_MAGIC_BNODE && count &&
@@ -108,7 +108,7 @@ static int locate(struct tux3_volume *vol, enum tux3_tree tree, int level,
 			tux3_clear_error(vol);
 			return -ENOENT;
 		}
-		if (!bnode_sane(vol, buf))
+		if (!fsck_bnode_sane(vol, buf))
 			return -ENOENT;
 		unsigned i = bnode_lookup(buf, lo);
 		loc->block[l] = b;
@@ -129,8 +129,9 @@ static int locate(struct tux3_volume *vol, enum tux3_tree tree, int level,
  * parent, or above it while a node would be left empty.  -1: the tree
  * itself goes.  Returns false with why set when the cut is not allowed.
  */
-static bool plan_cut(enum tux3_tree tree, const struct tree_loc *loc,
-		     int *edit, char *why, size_t len)
+static bool plan_cut(const struct fsck *f, enum tux3_tree tree,
+		     const struct tree_loc *loc, int *edit, char *why,
+		     size_t len)
 {
 	int e = loc->levels - 1;
 	while (e >= 0 && loc->count[e] == 1)
@@ -148,7 +149,10 @@ static bool plan_cut(enum tux3_tree tree, const struct tree_loc *loc,
 			 "empty, so it is left as it is");
 		return false;
 	}
-	if (loc->lo[e] < TUX3_NORMAL_INO) {
+	/* PASS2_INTERNAL_LOST accepted: the leaf of the volume's own
+	 * inodes goes, and they are made anew */
+	if (loc->lo[e] < TUX3_NORMAL_INO &&
+	    !(f->salvage & FSCK_SALVAGE_INTERNAL)) {
 		snprintf(why, len, "; it holds inodes below %u (bitmap, atom "
 			 "table, root directory), which the volume cannot lose, "
 			 "so it is left as it is", TUX3_NORMAL_INO);
@@ -338,7 +342,7 @@ static int apply_entries(struct tux3_volume *vol, enum tux3_tree tree,
 		err = vol_read_block(vol, node, buf);
 	if (err)
 		goto out;
-	unsigned n = bnode_sane(vol, buf) ?
+	unsigned n = fsck_bnode_sane(vol, buf) ?
 		     kept_entries(vol, buf, lo, hi, keys, children) : 0;
 	if (!n) {
 		err = -EUCLEAN;
@@ -493,7 +497,7 @@ static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 			 "the root, so it is left as it is");
 	/* the node's own entries may be what is wrong: rebuild it */
 	if (ok && !e->twice && e->site == TUX3_SITE_NODE &&
-	    !vol_read_block(vol, e->block, p->buf) && bnode_sane(vol, p->buf)) {
+	    !vol_read_block(vol, e->block, p->buf) && fsck_bnode_sane(vol, p->buf)) {
 		int n = rebuild_plan(vol, e->tree, p->buf, e->lo, e->hi, note,
 				     sizeof(note));
 		if (n < 0)
@@ -508,7 +512,7 @@ static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 	}
 	bool found = ok;
 	if (ok)
-		ok = plan_cut(e->tree, &loc, &edit, note, sizeof(note));
+		ok = plan_cut(f, e->tree, &loc, &edit, note, sizeof(note));
 	/* a leaf that cannot be cut keeps what its dictionary still reads */
 	unsigned keep = 0;
 	if (found && !ok && !e->twice && e->site == TUX3_SITE_LEAF &&
@@ -609,7 +613,7 @@ static int apply_fixes(struct pass3 *p)
 					    x->lo, x->hi, p->buf);
 		else if (!err && x->kind == FIX_TRIM)
 			err = apply_trim(vol, x->tree, &loc, x->block, p->buf);
-		else if (!err && plan_cut(x->tree, &loc, &edit, why,
+		else if (!err && plan_cut(f, x->tree, &loc, &edit, why,
 					  sizeof(why)))
 			err = cut_out(vol, x, &loc, edit, p->buf);
 		else if (!err)
