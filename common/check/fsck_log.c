@@ -241,9 +241,14 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 			break;
 		}
 		scan_block(vol, b);
-		if (b->head_ok && blockset_has(&seen, b->logchain)) {
-			/* each block links to an older one: this one holds
-			 * a copy of a newer log block (replay.c says so too) */
+		if (b->head_ok && (b->logchain == b->blocknr ||
+				   (blockset_has(&seen, b->logchain) &&
+				    (s->n < sb->logcount || !b->has_unify)))) {
+			/* each block links to an older one (the cycle's
+			 * oldest, with its unify mark, into the retired
+			 * cycle, whose blocks may be reused): this one holds
+			 * a copy of a newer log block (replay.c's
+			 * copied_logblock) */
 			damage(b, 8, "it links back to block %" PRIu64 ", newer "
 			       "in the chain: it holds a copy of another log "
 			       "block", b->logchain);

@@ -258,13 +258,31 @@ static int check_logblock(struct tux3_volume *vol, struct logblk *lb,
 	return 0;
 }
 
+/* Does the block's payload hold a UNIFY record (as far as it decodes)? */
+static bool holds_unify(const uint8_t *data, const struct loghead *head)
+{
+	struct logrec rec;
+	unsigned end = LOG_HEADER_SIZE + head->bytes, size;
+	for (unsigned off = LOG_HEADER_SIZE; off < end; off += size) {
+		if (!(size = log_decode_record(data, off, end, &rec)))
+			break;
+		if (rec.code == LOG_UNIFY)
+			return true;
+	}
+	return false;
+}
+
 /*
- * A block whose header reads but whose link leads back into the chain
- * (to itself or to a block the walk from the newest has passed): no log
- * block of the chain does that, each links to an older one.  It is a
- * copy of a newer log block, written where this one was (a misdirected
- * write), and replaying its records would apply them twice.  Salvage
- * mode drops its records and does not trust its link (*bad_head).
+ * A block whose header reads but whose link leads back into the chain:
+ * to itself, or to a block the walk from the newest has passed.  No log
+ * block of the chain does that, each links to an older one, except the
+ * cycle's oldest when it begins the cycle with a unify mark: its link
+ * points into the retired cycle, whose blocks a newer log block may
+ * reuse.  (The oldest without the mark is mkfs's, linking to 0.)  It is
+ * a copy of a newer log block,
+ * written where this one was (a misdirected write), and replaying its
+ * records would apply them twice.  Salvage mode drops its records and
+ * does not trust its link (*bad_head).
  */
 static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 			   unsigned index, const struct blockset *seen,
@@ -274,7 +292,9 @@ static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 	char why[128];
 	*bad_head = false;
 	if (log_decode_head(lb->data, vol->blocksize, &head, why, sizeof(why)) ||
-	    !blockset_has(seen, head.logchain))
+	    !(head.logchain == lb->blocknr ||
+	      (blockset_has(seen, head.logchain) &&
+	       (index || !holds_unify(lb->data, &head)))))
 		return 0;
 	int err = LOGERR(vol, lb, 8, "log block %u of %u links back to block "
 			 "%" PRIu64 ", newer in the chain: it holds a copy of "
