@@ -323,7 +323,7 @@ TEST(crafted_chain_errors)
 	*p++ = LOG_DELTA;
 	log_end(8, p);
 	set_log(8, 3);
-	expect_log_error("loops back to block 8");
+	expect_log_error("links back to block 8");
 	/* a chain leaving the volume */
 	img_init();
 	p = log_block(7, 100);
