@@ -299,17 +299,20 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 	}
 	unsigned n = kept_entries(vol, b, lo, hi, keys, children);
 	/* the itree's first inodes are the volume's own: entry 0 of a node
-	 * starting below 64 must stay, and so must every entry whose key
-	 * says it is below 64 */
+	 * starting below 64 must stay, and so must every entry that may
+	 * hold inodes below 64: one dropped before the first kept entry
+	 * whose key is 64 or more (after it, a key below 64 is the damage
+	 * itself, out of order) */
 	bool lose_low = false;
 	if (tree == TUX3_TREE_ITREE && lo < TUX3_NORMAL_INO && n) {
 		unsigned count = bnode_count(b), k = 0;
-		for (unsigned i = 0; i < count && !lose_low; i++) {
+		bool past_low = false;
+		for (unsigned i = 0; i < count && !lose_low && !past_low; i++) {
 			bool kept = k < n && children[k] == bnode_child(b, i) &&
 				    (!k || keys[k] == bnode_key(b, i));
 			if (kept)
-				k++;
-			else if (!i || bnode_key(b, i) < TUX3_NORMAL_INO)
+				past_low = k++ && keys[k - 1] >= TUX3_NORMAL_INO;
+			else
 				lose_low = true;
 		}
 	}
