@@ -52,6 +52,14 @@ struct server {
 	pthread_cond_t done;		/* the last thread has ended */
 	bool reading;			/* some thread holds the reader role */
 	unsigned threads, idle;
+	/* the last follower that left, not joined yet: each leaving
+	 * follower joins the one before it, and t3f_serve the last, so
+	 * that every follower has run its thread-specific destructors
+	 * (libfuse's per-thread splice pipe) before the session is
+	 * destroyed; a detached follower still exiting then leaked its
+	 * pipe (LeakSanitizer, SIGTERM on a loaded machine) */
+	pthread_t left;
+	bool has_left;
 	int error;			/* the first read error, negative */
 	/* threads processing a long request: while there are any, the
 	 * reader does not poll, since the caller may need the CPU */
@@ -126,19 +134,15 @@ static bool is_long(const struct fuse_buf *buf)
 	}
 }
 
-static void *worker_main(void *arg);
+static void *follower_main(void *arg);
 
 /* A new follower, when none is idle and the pool may grow.  Locked. */
 static void add_follower(struct server *s)
 {
 	pthread_t t;
-	pthread_attr_t a;
-	if (s->threads >= s->max_threads || pthread_attr_init(&a))
-		return;
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &a, worker_main, s) == 0)
+	if (s->threads < s->max_threads &&
+	    pthread_create(&t, NULL, follower_main, s) == 0)
 		s->threads++;
-	pthread_attr_destroy(&a);
 }
 
 /* The session is over: every thread leaves.  Locked. */
@@ -184,9 +188,9 @@ static void lead(struct server *s, struct fuse_buf *buf)
 	}
 }
 
-static void *worker_main(void *arg)
+/* Lead or follow until the session ends or enough threads are idle. */
+static void work(struct server *s)
 {
-	struct server *s = arg;
 	struct fuse_buf buf = { 0 };
 	pthread_mutex_lock(&s->lock);
 	while (!fuse_session_exited(s->se)) {
@@ -202,10 +206,28 @@ static void *worker_main(void *arg)
 	}
 	pthread_mutex_unlock(&s->lock);
 	free(buf.mem);
-	pthread_mutex_lock(&s->lock);
+}
+
+/* One thread fewer.  Locked. */
+static void leave(struct server *s)
+{
 	if (--s->threads == 0)
 		pthread_cond_signal(&s->done);
+}
+
+static void *follower_main(void *arg)
+{
+	struct server *s = arg;
+	work(s);
+	pthread_mutex_lock(&s->lock);
+	pthread_t before = s->left;
+	bool join = s->has_left;
+	s->left = pthread_self();
+	s->has_left = true;
+	leave(s);
 	pthread_mutex_unlock(&s->lock);
+	if (join)
+		pthread_join(before, NULL);
 	return NULL;
 }
 
@@ -238,11 +260,14 @@ int t3f_serve(struct fuse_session *se, const struct serve_opts *o)
 	pthread_mutex_lock(&s.lock);
 	s.threads = 1;
 	pthread_mutex_unlock(&s.lock);
-	worker_main(&s);
+	work(&s);
 	pthread_mutex_lock(&s.lock);
+	leave(&s);
 	while (s.threads)
 		pthread_cond_wait(&s.done, &s.lock);
 	pthread_mutex_unlock(&s.lock);
+	if (s.has_left)	/* which joined the one before it, and so on */
+		pthread_join(s.left, NULL);
 	pthread_cond_destroy(&s.done);
 	pthread_cond_destroy(&s.turn);
 	pthread_mutex_destroy(&s.lock);

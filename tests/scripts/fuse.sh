@@ -654,7 +654,11 @@ rm -f "$img"
 # any sanitizer report or library complaint in the daemons' output
 if grep -qE "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" "$log"
 then
-	fail sanitizer "$(grep -m1 -E 'ERROR|runtime error' "$log")"
+	# the report's first frames name where it was: the summary line
+	# alone (all a CI excerpt may show) says nothing to go on
+	fail sanitizer "$(grep -m1 -E 'ERROR|runtime error' "$log") at$(
+		grep -m4 -E '^ +#[0-9]+ ' "$log" | sed 's/^ *#[0-9]* 0x[0-9a-f]* in / /' |
+		tr '\n' ';')"
 else
 	pass sanitizer
 fi
