@@ -195,8 +195,9 @@ int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode)
  * inode_load for a damaged inode table (fsck's salvage of the state
  * after replay): the index nodes on the way down are trusted only for
  * the entry followed (magic, a count within the block, a child inside
- * the volume), so that damage elsewhere in a node, which the probe
- * refuses whole, does not hide this inode.  So is the leaf: its
+ * the volume, else the nearest entry before it with one), so that
+ * damage elsewhere in a node, which the probe refuses whole, does not
+ * hide this inode.  So is the leaf: its
  * dictionary up to this inode (ileaf_check_prefix), so that damage in
  * the entries of later inodes does not hide it either.  No version
  * view: for the internal inodes.
@@ -229,7 +230,14 @@ int inode_load_salvage(struct tux3_volume *vol, tux3_ino_t inum,
 					"inode %" PRIu64, inum);
 			goto out;
 		}
-		uint64_t child = bnode_child(buf, bnode_lookup(buf, inum));
+		/* an entry whose child lies outside the volume holds
+		 * nothing: the one before it covers its range (pass 3
+		 * drops it so) */
+		unsigned at = bnode_lookup(buf, inum);
+		uint64_t child = bnode_child(buf, at);
+		while (at && (!vol_block_valid(vol, child) ||
+			      child < vol->reserved_blocks))
+			child = bnode_child(buf, --at);
 		if (!vol_block_valid(vol, child) ||
 		    child < vol->reserved_blocks) {
 			err = vol_error(vol, -EUCLEAN, block, inum, TUX3_NONE,

@@ -302,17 +302,21 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 	 * starting below 64 must stay, and so must every entry that may
 	 * hold inodes below 64: one dropped before the first kept entry
 	 * whose key is 64 or more (after it, a key below 64 is the damage
-	 * itself, out of order) */
+	 * itself, out of order).  An entry whose child lies outside the
+	 * volume holds nothing any more: keeping it saves no inode, and
+	 * its (maybe damaged, small) key would keep hiding entry 0's */
 	bool lose_low = false;
 	if (tree == TUX3_TREE_ITREE && lo < TUX3_NORMAL_INO && n) {
 		unsigned count = bnode_count(b), k = 0;
 		bool past_low = false;
 		for (unsigned i = 0; i < count && !lose_low && !past_low; i++) {
-			bool kept = k < n && children[k] == bnode_child(b, i) &&
+			uint64_t child = bnode_child(b, i);
+			bool kept = k < n && children[k] == child &&
 				    (!k || keys[k] == bnode_key(b, i));
 			if (kept)
 				past_low = k++ && keys[k - 1] >= TUX3_NORMAL_INO;
-			else
+			else if (child >= vol->reserved_blocks &&
+				 child < vol->volblocks)
 				lose_low = true;
 		}
 	}
