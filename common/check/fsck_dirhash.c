@@ -1,9 +1,12 @@
 /*
  * The end of pass 5: every directory's on-disk index (DIR_INDEX,
  * doc/format.md 15.5) against its entries, after the namespace repairs.
- * An index is rebuilt from the entries when it is stale (another writer
- * committed since it was written), damaged (a block fails its CRC or
- * its fields), or out of step (its pairs are not the entries' pairs).
+ * An index is rebuilt from the entries when it is damaged (a block fails
+ * its CRC or its fields) or out of step (its pairs are not the entries'
+ * pairs).  A stale one (another writer committed since it was written,
+ * or a crash tore the superblock from its seal, which looks the same)
+ * is no damage: nothing uses it, and the directory's next create
+ * rebuilds it, so it is only told (and fsck -D rebuilds it).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,7 +51,9 @@ static int entry_key(void *ctx, const struct dirent_info *d)
 }
 
 /* One directory's check: what is wrong goes to why, and the checks
- * answer 0 sound (or no index), 1 a problem, <0 an error. */
+ * answer 0 sound (or no index), 1 a problem, DX_STALE a stale index,
+ * <0 an error. */
+#define DX_STALE 2
 struct dx_check {
 	struct tux3_volume *vol;
 	struct inode *dir;
@@ -159,11 +164,11 @@ static int check_index(struct dx_check *c)
 		err = bad(c, "its root (logical block 0) fails its checks "
 			  "(%" PRIu64 ", kind %" PRIu64 ")", (uint64_t)r,
 			  r ? 0 : root.kind);
-	else if (root.gen != vol->dxgen)
-		err = bad(c, "it is stale (generation %" PRIu64 ", the "
-			  "volume's is %" PRIu64 ": another writer committed "
-			  "since)", root.gen, vol->dxgen);
-	else if (root.count) {
+	else if (root.gen != vol->dxgen) {
+		bad(c, "generation %" PRIu64 ", the volume's is %" PRIu64,
+		    root.gen, vol->dxgen);
+		err = DX_STALE;
+	} else if (root.count) {
 		c->want.seed = root.seed;
 		err = index_keys(c, &root, rootblk);
 	}
@@ -200,6 +205,13 @@ static int check_dir(struct fsck *f, tux3_ino_t inum, uint8_t *blk)
 	if (err < 0) {
 		tux3_clear_error(vol);
 		err = 0;	/* an entry block pass 5 left: no verdict */
+	}
+	if (err == DX_STALE) {
+		fsck_info(f, "directory %" PRIu64 ": its on-disk index is "
+			  "stale (%s: another writer committed since); its "
+			  "next create, or fsck -D, rebuilds it",
+			  (uint64_t)inum, c.why);
+		err = 0;
 	}
 	if (err > 0 &&
 	    fsck_problem(f, P5_DIRHASH, true, FSCK_AT(.inum = inum, .dir = inum),

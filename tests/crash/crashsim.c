@@ -6,7 +6,7 @@
  *            [--max-states N] [--torn N] [--block-size N] [--shard I/N]
  *            [--every N] [--state WRITE:SUBSET:TORN [--recover
  *            WRITE:SUBSET:TORN]] [--print N] [--list] [--no-recovery]
- *            [--no-torn-super] [--features MASK] [-v]
+ *            [--no-torn-super] [--features MASK] [--dir-index] [-v]
  *
  * --workload ace: the sequences numbered --seed to --seed + --workloads
  * - 1 (default: all) of 1 to --ops (default 3) operations; random:
@@ -38,8 +38,10 @@
  * else /dev/shm, else $TUX3_SCRATCH or /tmp), opened through the normal
  * open path (tux3_open read-only, which replays the log), checked with
  * the fsck engine (tux3_fsck_run, TUX3_FSCK_CHECK: no problem may be
- * found) and compared with the model at the newest delta whose commit
- * write (the superblock) is in the image: it must be that snapshot
+ * found, but on a torn primary superblock its restore from the whole
+ * secondary copy, doc/format.md 15.3) and compared with the model at
+ * the newest delta whose commit write (the superblock) is in the
+ * image: it must be that snapshot
  * exactly, never anything in between; the delta must cover every
  * operation an fsync returned for; a rename that differs is reported as
  * such (old-xor-new follows from the equality).  The same image with the
@@ -70,6 +72,17 @@
  * delete gets its recovery (the read-write open finishing it) crashed
  * too, like orphans below: each state must be the state itself, or the
  * same without the pending line.
+ *
+ * --dir-index (random workloads, 512-byte blocks): the volume is made
+ * with DIR_INDEX (doc/format.md 15.5) and the base holds a directory D of
+ * DX_BASE entries of 15-byte names (hard links of a few files), three
+ * blocks, two entries short of the fourth, at which its on-disk index is
+ * built;
+ * half the operations create, link, rename or unlink in D, with names
+ * from a wider set, so that the delta that builds the index and the
+ * ones that keep it in step (bucket splits, table growth) are crashed.
+ * Each state's fsck checks the index against the entries (pass 5); the
+ * states whose D has an index are counted.
  *
  * --compact: --snapshots with deletes as likely as creates, and every
  * workload ends deleting the snapshots left: the last delete takes the
@@ -154,6 +167,8 @@ struct options {
 				 * atime too (doc/format.md 15.6) */
 	bool snapshots;		/* --snapshots: random workloads take,
 				 * delete and write snapshots */
+	bool dir_index;		/* --dir-index: mkfs -O dir_index, a base
+				 * directory near its index's threshold */
 };
 
 static void usage(void) __attribute__((noreturn));
@@ -479,7 +494,7 @@ static void read_all(int fd, void *buf, size_t len, uint64_t off)
 /* the model                                                           */
 
 #define MN 40			/* nodes */
-#define ME 80			/* entries */
+#define ME 128			/* entries (--dir-index: D holds DX_BASE) */
 #define NX 3			/* xattr names, in strcmp order */
 #define XMAX 32			/* bytes of an xattr value */
 #define MAXDATA (48 * 1024)	/* bytes of a file */
@@ -1006,6 +1021,7 @@ struct work {
 	size_t nsnaps;
 	unsigned ops_done;
 	unsigned errors;	/* library and model disagreed */
+	bool dx_seen;		/* --dir-index: a state had D indexed */
 	struct sbuf tmp;
 	char desc[512];		/* the workload, for reports */
 	/* renames done, for the diagnosis of a differing state */
@@ -1589,6 +1605,17 @@ static const char *const persist_names[P_COUNT] = { "none", "fsync", "sync" };
 
 /* Model nodes of the ACE setup: / /A /B /A/foo /A/bar /B/foo /B/bar */
 enum { N_ROOT, N_A, N_B };
+/* --dir-index: the directory D (the node after the setup's six files),
+ * its entries at the start, the files they link, the names the workload
+ * draws from for D */
+#define N_D 7
+#define DX_BASE 47	/* 16 entries a block: the 49th builds the index */
+#define DX_FILES 6
+#define DX_NAMES 100
+static void dx_name(char *name, unsigned i)
+{
+	snprintf(name, 16, "dxentry%08u", i);
+}
 
 /* Each ACE operation with its arguments, fixed. */
 static const struct op ace_ops[ACE_NOPS] = {
@@ -1685,6 +1712,8 @@ static void put_image(const char *path, const uint8_t *img, uint64_t bytes)
  * files each (foo 8 KiB, bar 3000 bytes with an xattr).  Random: the
  * same, larger volume.
  */
+static void make_dx_base(struct work *w);
+
 static void make_base(struct base *b, bool ace)
 {
 	unsigned bits = opt.blockbits;
@@ -1705,6 +1734,8 @@ static void make_base(struct base *b, bool ace)
 				      .volblocks = b->volblocks,
 				      .time_ns = T0,
 				      .compat = opt.features,
+				      .ro_compat = opt.dir_index ?
+					TUX3_FEATURE_RO_COMPAT_DIR_INDEX : 0,
 				      .incompat = opt.atime ?
 						  TUX3_FEATURE_INCOMPAT_ATIME :
 						  0 };
@@ -1750,6 +1781,8 @@ static void make_base(struct base *b, bool ace)
 	};
 	for (unsigned i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
 		do_op(&w, i, &setup[i]);
+	if (opt.dir_index)
+		make_dx_base(&w);
 	if (w.errors) {
 		fprintf(stderr, "crashsim: the setup failed\n");
 		exit(2);
@@ -1770,6 +1803,50 @@ static void make_base(struct base *b, bool ace)
 	model_copy(&b->m, &w.m);
 	model_free(&w.m);
 	free(w.tmp.p);
+}
+
+/* --dir-index: D, DX_FILES files in it and links to them up to DX_BASE
+ * entries: three 512-byte blocks of 32-byte entries, two entries short
+ * of the fourth block, whose create builds the index. */
+static void make_dx_base(struct work *w)
+{
+	unsigned k = 100;
+	struct op o = { .kind = OP_MKDIR, .dir = N_ROOT, .name = "D" };
+	do_op(w, k++, &o);
+	if (model_entry(&w->m, N_ROOT, "D") < 0 ||
+	    w->m.e[model_entry(&w->m, N_ROOT, "D")].node != N_D) {
+		fprintf(stderr, "crashsim: --dir-index: D is not node %u\n",
+			N_D);
+		exit(2);
+	}
+	for (unsigned i = 0; i < DX_BASE; i++) {
+		struct op c = { .dir = N_D, .dir2 = N_D };
+		if (i < DX_FILES) {
+			c.kind = OP_CREATE;
+			dx_name(c.name, i);
+		} else {
+			c.kind = OP_LINK;
+			dx_name(c.name, i % DX_FILES);
+			dx_name(c.name2, i);
+		}
+		do_op(w, k++, &c);
+	}
+	struct tux3_dir_index_info info;
+	if (!tux3_dir_index_info(w->vol, w->m.n[N_D].ino, &info, NULL, NULL) &&
+	    (info.present || info.blocks >= 4)) {
+		fprintf(stderr, "crashsim: --dir-index: the base's D already "
+			"has %" PRIu64 " blocks%s\n", info.blocks,
+			info.present ? " and an index" : "");
+		exit(2);
+	}
+}
+
+/* --dir-index: D has an index that is current. */
+static bool dx_present(struct tux3_volume *vol, tux3_ino_t dir)
+{
+	struct tux3_dir_index_info info;
+	return !tux3_dir_index_info(vol, dir, &info, NULL, NULL) &&
+	       info.present && !info.stale && !info.damaged;
 }
 
 /* Start a workload: the base image, the volume, recorder and model. */
@@ -2010,6 +2087,33 @@ static void random_snapshot_op(struct work *w, struct rng *r, struct op *o)
 	w->cur = &w->m;
 }
 
+/* --dir-index: half the namespace operations act in D, with its names
+ * (a link or rename: its new name; a rename also its old one, half the
+ * time). */
+static void dx_retarget(struct rng *r, struct op *o)
+{
+	switch (o->kind) {
+	case OP_CREATE: case OP_MKDIR: case OP_SYMLINK: case OP_UNLINK:
+		if (rnd(r, 2)) {
+			o->dir = N_D;
+			dx_name(o->name, rnd(r, DX_NAMES));
+		}
+		break;
+	case OP_RENAME:
+		if (rnd(r, 2)) {
+			o->dir = N_D;
+			dx_name(o->name, rnd(r, DX_NAMES));
+		}
+		/* fall through */
+	case OP_LINK:
+		if (rnd(r, 2)) {
+			o->dir2 = N_D;
+			dx_name(o->name2, rnd(r, DX_NAMES));
+		}
+		break;
+	}
+}
+
 static void random_op(struct work *w, struct rng *r, struct op *o)
 {
 	if (opt.snapshots && rnd(r, 100) < 20) {
@@ -2102,6 +2206,8 @@ static void random_op(struct work *w, struct rng *r, struct op *o)
 	} else {
 		o->kind = OP_UNIFY;
 	}
+	if (opt.dir_index)
+		dx_retarget(r, o);
 }
 
 static void run_random(struct work *w, const struct base *b,
@@ -2357,6 +2463,8 @@ struct stats {
 	uint64_t delete_recoveries;	/* recoveries finishing a delete */
 	uint64_t back2014_states;	/* the expected state is a volume
 					 * back to the 2014 format */
+	uint64_t dx_states, dx_workloads;	/* --dir-index: D indexed */
+	uint64_t from_copy;	/* torn superblocks fsck takes from the copy */
 	uint64_t lints, work_errors, workloads, commits, unifies, writes;
 	unsigned printed;
 };
@@ -2454,12 +2562,17 @@ static void print_regression(struct sim *s, const struct state *x)
 			 a);
 	else
 		snprintf(b, sizeof(b), "%s", a);
-	char ops[64] = "";
+	char ops[160] = "";
 	if (opt.workload == WL_RANDOM)
 		snprintf(ops, sizeof(ops), " --ops %u", opt.ops);
 	if (opt.features != TUX3_FEATURE_COMPAT_DEFAULT)
 		snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops),
 			 " --features 0x%x", opt.features);
+	/* the options that change the workload or the volume */
+	snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops), "%s%s%s",
+		 opt.compact ? " --compact" : opt.snapshots ? " --snapshots" : "",
+		 opt.atime ? " --atime" : "",
+		 opt.dir_index ? " --dir-index" : "");
 	printf("  regression (a line for tests/crash/regressions): "
 	       "--workload %s --block-size %u --seed %" PRIu64 "%s "
 	       "--state %s\n",
@@ -2468,13 +2581,26 @@ static void print_regression(struct sim *s, const struct state *x)
 }
 
 struct fsck_ctx {
-	unsigned n;
+	bool torn_super;	/* the state tore the primary superblock */
+	unsigned n, from_copy;
 	char first[3][300];
 };
 
+/*
+ * A problem fsck found.  On a torn primary superblock whose copy (15.3)
+ * is whole, fsck's pass 1 restores the primary from the copy when the
+ * two differ in one field alone (PASS1_SUPER_FROM_COPY): the commit the
+ * copy holds was written in full before it, so that is the design
+ * working, not damage (the open reads the primary's older commit, also
+ * whole); counted, not failed.
+ */
 static int fsck_problem(void *ctx, const struct tux3_fsck_problem *p)
 {
 	struct fsck_ctx *f = ctx;
+	if (f->torn_super && !strcmp(p->def->code, "PASS1_SUPER_FROM_COPY")) {
+		f->from_copy++;
+		return 0;
+	}
 	if (f->n < 3)
 		snprintf(f->first[f->n], sizeof(f->first[0]), "%.40s: %.250s",
 			 p->def->code, p->text);
@@ -2588,6 +2714,11 @@ static int check_image(struct sim *s, const struct state *x,
 		goto restore;
 	}
 	image_text(&s->text, vol);
+	if (opt.dir_index && s->w->m.n[N_D].used &&
+	    dx_present(vol, s->w->m.n[N_D].ino)) {
+		st.dx_states++;
+		s->w->dx_seen = true;
+	}
 	if (s->text.len != want->len || memcmp(s->text.p, want->text,
 					       want->len)) {
 		char d[800];
@@ -2607,17 +2738,20 @@ static int check_image(struct sim *s, const struct state *x,
 	}
 	tux3_close(vol);
 	if (result == 1) {
-		struct fsck_ctx f = { 0 };
+		struct fsck_ctx f = { .torn_super = x->gen == G_TORN_SUPER };
 		struct tux3_fsck_ops ops = { .problem = fsck_problem };
 		struct tux3_fsck_result res;
 		err = tux3_fsck_run(s->cpath, TUX3_FSCK_CHECK, &ops, &f, &res, msg,
 				    sizeof(msg));
+		st.from_copy += f.from_copy != 0;
 		if (err) {
 			snprintf(why, whylen, "fsck failed: %s", msg);
 			result = 2;
-		} else if (res.found || f.n) {
+		} else if (res.found > f.from_copy || f.n) {
 			snprintf(why, whylen, "fsck found %u problem(s): %s%s%s%s%s",
-				 res.found ? res.found : f.n, f.first[0],
+				 res.found > f.from_copy ?
+					res.found - f.from_copy : f.n,
+				 f.first[0],
 				 f.n > 1 ? "; " : "", f.n > 1 ? f.first[1] : "",
 				 f.n > 2 ? "; " : "", f.n > 2 ? f.first[2] : "");
 			result = 2;
@@ -3371,7 +3505,8 @@ static void usage(void)
 		"                [--state WRITE:SUBSET:TORN [--recover "
 		"WRITE:SUBSET:TORN]] [--print N]\n"
 		"                [--no-torn-super] [--no-recovery] [--list] "
-		"[--features MASK] [--snapshots] [--compact] [-v]\n");
+		"[--features MASK] [--snapshots] [--compact] [--dir-index]\n"
+		"                [-v]\n");
 	exit(2);
 }
 
@@ -3415,6 +3550,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--snapshots")) {
 			opt.snapshots = true;
+			continue;
+		}
+		if (!strcmp(a, "--dir-index")) {
+			opt.dir_index = true;
 			continue;
 		}
 		if (!strcmp(a, "--compact")) {
@@ -3470,6 +3609,13 @@ int main(int argc, char **argv)
 		} else {
 			usage();
 		}
+	}
+	if (opt.dir_index && (opt.workload != WL_RANDOM || opt.blockbits != 9 ||
+			      opt.snapshots)) {
+		fprintf(stderr, "crashsim: --dir-index needs --workload random "
+			"and --block-size 512 (a four-block directory must fit "
+			"the model), without snapshots\n");
+		exit(2);
 	}
 	unsigned acelen = ACE_MAXLEN;
 	if (opt.workload == WL_ACE) {
@@ -3565,6 +3711,7 @@ int main(int argc, char **argv)
 		st.workloads++;
 		st.work_errors += w.errors;
 		simulate(&s);
+		st.dx_workloads += w.dx_seen;
 		if (opt.verbose && !s.target)
 			printf("workload %" PRIu64 " (%s): %zu events, %zu writes, "
 			       "%" PRIu64 " states so far\n", id, w.desc,
@@ -3596,6 +3743,13 @@ int main(int argc, char **argv)
 		       st.snap_states, st.pending_states,
 		       st.delete_recoveries, snapst.back2014,
 		       st.back2014_states);
+	if (opt.dir_index)
+		printf("dir index: %" PRIu64 " states with D indexed, in %"
+		       PRIu64 " of %" PRIu64 " workloads\n", st.dx_states,
+		       st.dx_workloads, st.workloads);
+	if (st.from_copy)
+		printf("torn superblocks that fsck restores from the secondary "
+		       "copy: %" PRIu64 "\n", st.from_copy);
 	if (st.skipped_torn_super)
 		printf("skipped: superblock torn (needs the secondary "
 		       "superblock): %" PRIu64 " writes\n",

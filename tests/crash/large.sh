@@ -4,13 +4,17 @@
 # The full ACE set (37059 sequences) at 4096 and 512-byte blocks, and
 # CRASH_RANDOM (default 1000) random workloads of CRASH_OPS (default 40)
 # operations at each of the two block sizes, and CRASH_SNAP (default 200)
-# random workloads with snapshot create, delete and write-to-snapshot.
+# random workloads with snapshot create, delete and write-to-snapshot,
+# and CRASH_DIRINDEX (default 400) random workloads on a DIR_INDEX
+# volume whose directory D reaches the size at which its on-disk index
+# is built.
 set -u
 build=${1:-build}
 sim=$build/tests/crash/crashsim
 nrandom=${CRASH_RANDOM:-1000}
 nops=${CRASH_OPS:-40}
 nsnap=${CRASH_SNAP:-200}
+ndx=${CRASH_DIRINDEX:-400}
 jobs=$(nproc 2>/dev/null || echo 2)
 out=$(mktemp -d "${TMPDIR:-/tmp}/crash-large.XXXXXX")
 status=0
@@ -39,6 +43,11 @@ run() {	# NAME ARGS...: $jobs shards at once
 		images=$((images + ${1:-0}))
 	done
 	echo "$name: states: $ok ok, $bad bad ($images images checked), $(($(date +%s) - start)) s"
+	case $name in *dirindex*)
+		sed -n 's/^dir index: \([0-9]*\) states with D indexed, in \([0-9]*\) of \([0-9]*\).*/\1 \2 \3/p' "$out/$name".* |
+			awk '{a += $1; b += $2; c += $3} END {
+				printf "%s: states with D indexed: %d, in %d of %d workloads\n", n, a, b, c }' n="$name" ;;
+	esac
 	case $name in *snap*)
 		set -- $(sed -n 's/^snapshots: .*states expecting snapshots: \([0-9]*\), a pending delete: \([0-9]*\).*/\1 \2/p' "$out/$name".* |
 			awk '{a += $1; b += $2} END {print a + 0, b + 0}')
@@ -59,5 +68,7 @@ run random-snap-4096 --workload random --snapshots --seed 1 \
 	--workloads "$nsnap" --ops "$nops"
 run random-snap-512 --workload random --snapshots --seed 100001 \
 	--workloads "$nsnap" --ops "$nops" --block-size 512
+run random-dirindex-512 --workload random --dir-index --seed 1 \
+	--workloads "$ndx" --ops "$nops" --block-size 512
 echo "outputs in $out"
 exit $status

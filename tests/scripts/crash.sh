@@ -57,6 +57,18 @@ sharded() {
 	grep -h "regression" "$work/$name.0" "$work/$name.1" | head -n5 >&2
 }
 
+# dx_states NAME: the --dir-index run crashed states whose D had an
+# index (else it tested nothing of the index)
+dx_states() {
+	n=$(sed -n 's/^dir index: \([0-9]*\) states.*/\1/p' "$work/$1".* |
+		awk '{ s += $1 } END { print s + 0 }')
+	if [ "$n" -gt 0 ]; then
+		pass "$1/indexed-states"
+	else
+		fail "$1/indexed-states" "no crash state had D indexed"
+	fi
+}
+
 case $(basename "$build") in
 *asan*)
 	# The normal build runs every workload below; the sanitizer build a
@@ -80,6 +92,9 @@ case $(basename "$build") in
 		--workloads 1 --ops 16 --max-states 64 --torn 4
 	sharded random-atime-4096 --workload random --atime --seed 9 \
 		--workloads 1 --ops 20 --max-states 64 --torn 4
+	sharded random-dirindex-512 --workload random --dir-index --seed 3 \
+		--workloads 4 --ops 30 --block-size 512 --max-states 16 --torn 4
+	dx_states random-dirindex-512
 	;;
 *)
 	# every sequence of one or two operations (1122), then one in 32 of
@@ -110,6 +125,11 @@ case $(basename "$build") in
 	sharded random-atime-snap-512 --workload random --atime --snapshots \
 		--seed 1007 --workloads 1 --ops 20 --block-size 512 \
 		--max-states 32
+	# a DIR_INDEX volume (format.md 15.5) whose directory D reaches the
+	# four blocks at which its on-disk index is built, then keeps it
+	sharded random-dirindex-512 --workload random --dir-index --seed 1 \
+		--workloads 24 --ops 30 --block-size 512 --max-states 64
+	dx_states random-dirindex-512
 	;;
 esac
 
