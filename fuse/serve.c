@@ -54,10 +54,11 @@ struct server {
 	unsigned threads, idle;
 	/* the last follower that left, not joined yet: each leaving
 	 * follower joins the one before it, and t3f_serve the last, so
-	 * that every follower has run its thread-specific destructors
-	 * (libfuse's per-thread splice pipe) before the session is
-	 * destroyed; a detached follower still exiting then leaked its
-	 * pipe (LeakSanitizer, SIGTERM on a loaded machine) */
+	 * that every follower has ended (its thread-specific data, such
+	 * as libfuse's per-thread splice pipe, freed) before the session
+	 * is destroyed and the process exits.  Detached followers still
+	 * exiting then are the likely source of a LeakSanitizer report
+	 * seen once in CI after SIGTERM (not reproduced here) */
 	pthread_t left;
 	bool has_left;
 	int error;			/* the first read error, negative */
