@@ -770,6 +770,13 @@ static int load_tolerant(struct p4 *p, tux3_ino_t inum, struct inode *inode,
 
 /* ---- phase 1: one inode ---- */
 
+/* Can an inode whose attributes do not decode be cleared?  A file's,
+ * and the atom table's: pass 6 makes a missing one again, empty. */
+static bool clearable(tux3_ino_t inum)
+{
+	return inum > TUX3_ROOT_INO || inum == TUX3_ATABLE_INO;
+}
+
 static void want(struct p4 *p, int yes, uint32_t flags)
 {
 	/* an inode whose repair failed in an earlier round is cleared:
@@ -806,16 +813,15 @@ static int p1_extent(struct dwalk *w, uint64_t logical, uint64_t physical,
  * (inode 4: ordinary file data, what is lost becomes a hole, whose atoms
  * pass 6 then finds without a name).  Not the bitmap's or countmap's:
  * the volume reads them through their map until the unify rewrites
- * them, and not the version table's (pass 9's).  Not the atom table's
- * either on a volume with versions: dropping the xattrs of the atoms
- * lost goes through the version layer's reference accounting, which
- * refuses an atom without a name (-EINVAL: the run would stop).
+ * them, and not the version table's (pass 9's).  On a volume with
+ * versions too: pass 6 drops a versioned inode's xattrs of the atoms
+ * lost in every version (vinode_drop_atom).
  */
 static bool map_mendable(const struct p4 *p)
 {
 	if (!p->cur.internal)
 		return true;
-	return p->cur.inum == TUX3_ATABLE_INO && !vtable_marked(p->vol);
+	return p->cur.inum == TUX3_ATABLE_INO;
 }
 
 static int p1_outside(struct dwalk *w, uint64_t logical, uint64_t physical,
@@ -1060,8 +1066,10 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		/* nothing of the live version's to check: only its data */
 	} else if (!whole) {
 		/* the root and the internal inodes are not cleared: without
-		 * them the volume is not usable at all */
-		want(p, fsck_problem(f, P4_INODE_BAD, inum > TUX3_ROOT_INO,
+		 * them the volume is not usable at all; but the atom table,
+		 * which pass 6 makes again empty (the atoms' names lost,
+		 * their xattrs dropped) */
+		want(p, fsck_problem(f, P4_INODE_BAD, clearable(inum),
 				     FSCK_AT(.inum = inum), inum, what),
 		     F_CLEAR);
 		p->cur.quiet = true;
@@ -1115,7 +1123,7 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		if (err) {
 			error_what(vol, inum, err, what, sizeof(what));
 			want(p, fsck_problem(f, P4_INODE_BAD,
-					     inum > TUX3_ROOT_INO,
+					     clearable(inum),
 					     FSCK_AT(.inum = inum), inum, what),
 			     F_CLEAR);
 			p->cur.quiet = true;
