@@ -304,7 +304,9 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 	 * whose key is 64 or more (after it, a key below 64 is the damage
 	 * itself, out of order).  An entry whose child lies outside the
 	 * volume holds nothing any more: keeping it saves no inode, and
-	 * its (maybe damaged, small) key would keep hiding entry 0's */
+	 * its (maybe damaged, small) key would keep hiding entry 0's; its
+	 * key, when in order and 64 or more, still says that the entries
+	 * after it hold none of the volume's own */
 	bool lose_low = false;
 	if (tree == TUX3_TREE_ITREE && lo < TUX3_NORMAL_INO && n) {
 		unsigned count = bnode_count(b), k = 0;
@@ -313,11 +315,16 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 			uint64_t child = bnode_child(b, i);
 			bool kept = k < n && children[k] == child &&
 				    (!k || keys[k] == bnode_key(b, i));
+			uint64_t key = bnode_key(b, i);
 			if (kept)
 				past_low = k++ && keys[k - 1] >= TUX3_NORMAL_INO;
 			else if (child >= vol->reserved_blocks &&
 				 child < vol->volblocks)
 				lose_low = true;
+			else	/* its key, in order, still bounds the rest */
+				past_low = i && key >= TUX3_NORMAL_INO &&
+					   key < hi &&
+					   key > (k ? keys[k - 1] : lo);
 		}
 	}
 	free(keys);
