@@ -139,6 +139,20 @@ int bnode_update(uint8_t *b, uint64_t key, uint64_t child)
 	return err;
 }
 
+/*
+ * bnode_update for a node whose entry 0 has a damaged key (salvage): a
+ * key that falls in entry 0's range (below entry 1's key) names entry 0,
+ * whose key no lookup reads; the entry is set whole, key included.
+ */
+int bnode_update_first(uint8_t *b, uint64_t key, uint64_t child)
+{
+	unsigned count = bnode_count(b);
+	if (!count || bnode_lookup(b, key) != 0)
+		return -ENOENT;
+	bnode_set(b, 0, key, child);
+	return 0;
+}
+
 /* Move entries pos.. of src into the empty bnode dst. */
 int bnode_split(uint8_t *src, unsigned pos, uint8_t *dst, unsigned blocksize)
 {

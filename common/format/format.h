@@ -159,6 +159,7 @@ int bnode_init_root(uint8_t *b, unsigned blocksize, unsigned count,
 		    uint64_t left, uint64_t right, uint64_t rkey);
 int bnode_add(uint8_t *b, unsigned blocksize, uint64_t key, uint64_t child);
 int bnode_update(uint8_t *b, uint64_t key, uint64_t child);
+int bnode_update_first(uint8_t *b, uint64_t key, uint64_t child);
 int bnode_split(uint8_t *src, unsigned pos, uint8_t *dst, unsigned blocksize);
 int bnode_merge(uint8_t *dst, const uint8_t *src, unsigned blocksize);
 int bnode_del(uint8_t *b, uint64_t key, unsigned count);

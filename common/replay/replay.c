@@ -648,6 +648,10 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 		if ((err = bnode_get(vol, lb, r, r->parent, false, &b)))
 			return err;
 		err = bnode_update(b, r->key, r->child);
+		/* salvage: a damaged key of entry 0, which lookups never
+		 * read, does not cost the update (and is made good) */
+		if (err == -ENOENT && vol->salvage.on)
+			err = bnode_update_first(b, r->key, r->child);
 		return err ? edit_failed(vol, lb, r, r->parent, err) : 0;
 	case LOG_BNODE_MERGE:
 		if ((err = bnode_get(vol, lb, r, r->src, false, &b)) ||
