@@ -286,6 +286,10 @@ struct tux3_volume {
 	 * the disk holds, so nothing more is changed or committed (EROFS)
 	 * until the volume is reopened and its log replayed */
 	bool commit_failed;
+	/* ... after its superblock write, the commit point: the disk
+	 * holds the new state (fsck tells a failure before it from one
+	 * after) */
+	bool failed_after_super;
 	struct blockset fresh;		/* blocks allocated by the open delta:
 					 * not referenced by the committed
 					 * state, so rewritable in place */

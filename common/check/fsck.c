@@ -62,6 +62,37 @@ static bool operational_error(int err)
 }
 
 /*
+ * The commit of a round's repairs failed.  An operational error ends
+ * the run (exit 8).  Damage the repairs left, which the commit met on
+ * its way (an index node a plan could not rebuild, on the path to the
+ * inodes it writes), costs the round instead: the superblock was not
+ * written, so the volume is its last checkpoint's (the blocks the
+ * commit wrote are free or the log's own targets there), and every
+ * repair of the round counts as not made (exit 4), with why.
+ */
+static int commit_refused(struct fsck *f, int err)
+{
+	struct tux3_fsck_result *res = f->res;
+	if (operational_error(err) || f->vol->failed_after_super)
+		return err;
+	char why[300];
+	if (f->vol->error.err)
+		tux3_error_text(f->vol, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	tux3_clear_error(f->vol);
+	fsck_info(f, "the repairs cannot be committed: %s; the superblock "
+		  "was not written, so the volume is as it was (repair "
+		  "failed)", why);
+	res->unfixed += res->fixed - f->fixed_at_checkpoint;
+	if (!res->unfixed)
+		res->unfixed = 1;
+	res->fixed = f->fixed_at_checkpoint;
+	res->modified = f->checkpoints > 0;
+	return 0;
+}
+
+/*
  * One round: the passes in order, then the commit of the repairs they
  * gathered.  0 when the round ran to its end (committed), was stopped or
  * cancelled (nothing committed), or lost a repair (f->failed, nothing
@@ -123,7 +154,7 @@ static int fsck_round(struct fsck *f)
 	}
 	if (f->vol) {
 		if (res->modified && (err = fsck_commit(f->vol)))
-			return err;
+			return commit_refused(f, err);
 		summary(f);
 	}
 	return 0;

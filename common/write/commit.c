@@ -154,8 +154,10 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 				 "cannot flush the superblock");
 	dev_mark(&vol->dev, REC_MARK_COMMIT);
 	/* durable: what the delta freed may be reused */
-	if ((err = balloc_commit_done(vol)))
+	if ((err = balloc_commit_done(vol))) {
+		vol->failed_after_super = true;
 		return err;
+	}
 	blockset_free(&vol->fresh);
 	overlay_shed_clean(&vol->overlay, OVERLAY_CLEAN_KEEP);
 	vol->delta_open = false;

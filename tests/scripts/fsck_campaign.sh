@@ -10,6 +10,8 @@
 #   fsck_campaign/no-signals, no-timeouts, no-sanitizer
 #   fsck_campaign/rate            the repair rate (repaired / detected) is
 #                                 at least RATE_FLOOR
+#   fsck_campaign/regression/KIND:SEED   a kept case (tests/fuzz/
+#                                 fsck_regressions) keeps its outcome
 # FSCK_CAMPAIGN_N mutations (150; 60 on a sanitizer build), seed 19.
 # Failing cases are kept in BUILD/fsck-campaign-failures, each with the
 # command that runs it alone.
@@ -90,6 +92,31 @@ fi
 check_zero no-signals signals signal
 check_zero no-timeouts timeouts timeout
 check_zero no-sanitizer sanitizer sanitizer
+
+# the kept cases (tests/fuzz/fsck_regressions), each alone, with the
+# outcome it must keep
+while read -r c want _; do
+	case $c in '' | '#'*) continue ;; esac
+	FUZZ_FSCK_CASE=$c FUZZ_FSCK_KEEP=$keep \
+		sh "$(dirname "$0")/../fuzz/fsck_campaign.sh" "$build" \
+		> "$work/case" 2>&1
+	cat "$work/case" >> "$work/regressions"
+	got=$(sed -n 's/^-- exits \([0-9/]*\), flags: \(.*\)/\1 \2/p' \
+		"$work/case")
+	case $got in
+	'') if grep -q "not made" "$work/case"; then
+		skip "regression/$c" "its volume kind was not made here"
+	    else
+		fail "regression/$c" "no result: $(tail -1 "$work/case")"
+	    fi ;;
+	*exit8* | *unrepaired* | *disagrees* | *undetected* | *signal* | \
+	*timeout* | *sanitizer*)
+		fail "regression/$c" "$got (want $want)" ;;
+	*"$want"*) pass "regression/$c" ;;
+	*) fail "regression/$c" "$got (want $want)" ;;
+	esac
+done < "$(dirname "$0")/../fuzz/fsck_regressions"
+sed 's/^/  | /' "$work/regressions" 2>/dev/null
 
 rate=$(count rate)
 if [ "$rate" = - ]; then
