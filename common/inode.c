@@ -235,11 +235,9 @@ int inode_load_salvage(struct tux3_volume *vol, tux3_ino_t inum,
 		 * drops it so) */
 		unsigned at = bnode_lookup(buf, inum);
 		uint64_t child = bnode_child(buf, at);
-		while (at && (!vol_block_valid(vol, child) ||
-			      child < vol->reserved_blocks))
+		while (at && !vol_node_child_valid(vol, child))
 			child = bnode_child(buf, --at);
-		if (!vol_block_valid(vol, child) ||
-		    child < vol->reserved_blocks) {
+		if (!vol_node_child_valid(vol, child)) {
 			err = vol_error(vol, -EUCLEAN, block, inum, TUX3_NONE,
 					"bnode: the entry for inode %" PRIu64
 					" points outside the volume", inum);

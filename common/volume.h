@@ -368,6 +368,14 @@ static inline bool vol_block_valid(const struct tux3_volume *vol, uint64_t b)
 	return b < vol->volblocks;
 }
 
+/* A block an index node may point to: inside the volume, past the
+ * reserved area. */
+static inline bool vol_node_child_valid(const struct tux3_volume *vol,
+					uint64_t b)
+{
+	return b >= vol->reserved_blocks && b < vol->volblocks;
+}
+
 static inline bool vol_extent_valid(const struct tux3_volume *vol, uint64_t b,
 				    uint64_t n)
 {

@@ -82,8 +82,9 @@ static int commit_refused(struct fsck *f, int err)
 		snprintf(why, sizeof(why), "%s", strerror(-err));
 	tux3_clear_error(f->vol);
 	fsck_info(f, "the repairs cannot be committed: %s; the superblock "
-		  "was not written, so the volume is as it was (repair "
-		  "failed)", why);
+		  "was not written, so the volume is as %s left it (repair "
+		  "failed)", why, f->checkpoints ? "the last checkpoint of "
+		  "the repairs" : "the damage");
 	res->unfixed += res->fixed - f->fixed_at_checkpoint;
 	if (!res->unfixed)
 		res->unfixed = 1;

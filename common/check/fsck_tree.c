@@ -263,7 +263,7 @@ static unsigned kept_entries(struct tux3_volume *vol, const uint8_t *b,
 	for (unsigned i = 0; i < count; i++) {
 		uint64_t key = bnode_key(b, i), child = bnode_child(b, i);
 		bool dup = false;
-		if (child < vol->reserved_blocks || child >= vol->volblocks)
+		if (!vol_node_child_valid(vol, child))
 			continue;
 		if (i && (key <= prev || key >= hi))
 			continue;
@@ -318,8 +318,7 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 			uint64_t key = bnode_key(b, i);
 			if (kept)
 				past_low = k++ && keys[k - 1] >= TUX3_NORMAL_INO;
-			else if (child >= vol->reserved_blocks &&
-				 child < vol->volblocks)
+			else if (vol_node_child_valid(vol, child))
 				lose_low = true;
 			else	/* its key, in order, still bounds the rest */
 				past_low = i && key >= TUX3_NORMAL_INO &&
