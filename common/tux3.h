@@ -463,6 +463,11 @@ int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
  */
 int tux3_version_select(struct tux3_volume *vol, const char *name);
 const char *tux3_version_selected(struct tux3_volume *vol);
+/* The same by tag (tux3_version_info.tag; 0 the live version), for a
+ * caller that moves between versions often (tux3fuse's snapdir): no name
+ * search.  -ENOENT: no snapshot has the tag.  Since interface 1.1. */
+int tux3_version_select_tag(struct tux3_volume *vol, uint32_t tag);
+uint32_t tux3_version_selected_tag(const struct tux3_volume *vol);
 /*
  * Snapshots (volume opened TUX3_OPEN_RDWR): create names a snapshot of
  * the live filesystem (of NULL) or of the snapshot named of, committed;

@@ -41,18 +41,46 @@ static struct t3f *FS(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* The lock, and with it the version a snapshot's view reads (snapdir.c):
+ * the library's selected version is the handle's, so it is the view's
+ * only while the lock is held. */
 static void lock(struct t3f *fs)
 {
 	pthread_mutex_lock(&fs->lock);
+	fs->lock_view = t3f_view;
+	if (t3f_view && fs->vol) {
+		fs->outer_tag = tux3_version_selected_tag(fs->vol);
+		/* cannot fail: the snapshots are those of the mount's start,
+		 * and nothing changes the version table while it runs */
+		if (tux3_version_select_tag(fs->vol, t3f_view->tag))
+			t3f_log(fs, "snapshot %s: cannot select its version",
+				t3f_view->name);
+	}
 }
 
 static void unlock(struct t3f *fs)
 {
+	if (fs->lock_view && fs->vol)
+		tux3_version_select_tag(fs->vol, fs->outer_tag);
+	fs->lock_view = NULL;
 	pthread_mutex_unlock(&fs->lock);
+}
+
+/* The kernel's lookups in the view of this request (snapdir.c). */
+static struct itable *itab_cur(struct t3f *fs)
+{
+	return t3f_view ? &t3f_view->itab : &fs->itab;
+}
+
+/* A snapshot's view changes nothing, on any mount. */
+static bool read_only(const struct t3f *fs)
+{
+	return fs->readonly || t3f_view;
 }
 
 static tux3_ino_t tino(fuse_ino_t ino)
 {
+	ino &= T3F_INO_MASK;	/* the view is the request's (t3f_view) */
 	if (ino == FUSE_ROOT_ID)
 		return TUX3_ROOT_INO;
 	if (ino == TUX3_ROOT_INO)
@@ -62,7 +90,9 @@ static tux3_ino_t tino(fuse_ino_t ino)
 
 static fuse_ino_t fino(tux3_ino_t ino)
 {
-	return ino == TUX3_ROOT_INO ? FUSE_ROOT_ID : ino;
+	fuse_ino_t view = t3f_view ? (fuse_ino_t)t3f_view->slot <<
+				     T3F_SLOT_SHIFT : 0;
+	return view | (ino == TUX3_ROOT_INO ? FUSE_ROOT_ID : ino);
 }
 
 void t3f_log(struct t3f *fs, const char *fmt, ...)
@@ -154,7 +184,7 @@ static int make_entry(struct t3f *fs, tux3_ino_t ino, tux3_ino_t parent,
 	e->entry_timeout = fs->timeout;
 	if (ino == TUX3_ROOT_INO)
 		return 0;
-	return itab_ref(&fs->itab, ino, S_ISDIR(s.mode) ? parent : 0, 1,
+	return itab_ref(itab_cur(fs), ino, S_ISDIR(s.mode) ? parent : 0, 1,
 			NULL);
 }
 
@@ -164,7 +194,7 @@ static void forget_locked(struct t3f *fs, tux3_ino_t ino, uint64_t n)
 	bool held = false;
 	if (ino == TUX3_ROOT_INO || !ino)
 		return;
-	if (itab_unref(&fs->itab, ino, n, &held) == 1 && held) {
+	if (itab_unref(itab_cur(fs), ino, n, &held) == 1 && held) {
 		int err = tux3_irelease(fs->vol, ino);
 		if (err)
 			lib_err(fs, err, "release");
@@ -194,7 +224,7 @@ static void hold_target(struct t3f *fs, tux3_ino_t dir, const char *name)
 		tux3_clear_error(fs->vol);
 		return;
 	}
-	struct ientry *e = itab_find(&fs->itab, ino);
+	struct ientry *e = itab_find(itab_cur(fs), ino);
 	if (e && !e->held) {
 		if (tux3_iopen(fs->vol, ino) == 0)
 			e->held = true;
@@ -217,7 +247,7 @@ static bool name_ok(fuse_req_t req, const char *name)
  * false: the request is answered. */
 static bool may_change(fuse_req_t req, const struct t3f *fs, const char *name)
 {
-	if (fs->readonly) {
+	if (read_only(fs)) {
 		fuse_reply_err(req, EROFS);
 		return false;
 	}
@@ -327,7 +357,7 @@ static void t3_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		ino = dir;
 		err = 0;
 	} else if (!strcmp(name, "..")) {
-		struct ientry *d = itab_find(&fs->itab, dir);
+		struct ientry *d = itab_find(itab_cur(fs), dir);
 		ino = d && d->parent ? d->parent : TUX3_ROOT_INO;
 		err = 0;
 	} else {
@@ -367,8 +397,15 @@ static void t3_forget_multi(fuse_req_t req, size_t count,
 {
 	struct t3f *fs = FS(req);
 	lock(fs);
-	for (size_t i = 0; i < count; i++)
-		forget_locked(fs, tino(forgets[i].ino), forgets[i].nlookup);
+	for (size_t i = 0; i < count; i++) {
+		fuse_ino_t ino = forgets[i].ino;
+		/* with snapdir, each in its own view's table (no version
+		 * is read: the lock keeps the one it selected) */
+		t3f_view = T3F_SLOT(ino) ? t3f_view_of(fs, ino) : NULL;
+		if (!T3F_SLOT(ino) || t3f_view)
+			forget_locked(fs, tino(ino), forgets[i].nlookup);
+	}
+	t3f_view = fs->lock_view;
 	unlock(fs);
 	fuse_reply_none(req);
 }
@@ -405,7 +442,7 @@ static int kill_suidgid(struct t3f *fs, tux3_ino_t ino)
 static void wb_covered(struct t3f *fs, tux3_ino_t ino, uint64_t lo,
 		       uint64_t hi)
 {
-	struct ientry *e = itab_find(&fs->itab, ino);
+	struct ientry *e = itab_find(itab_cur(fs), ino);
 	if (e && e->wb_err && lo <= e->wb_lo && hi >= e->wb_hi)
 		e->wb_err = 0;
 }
@@ -415,7 +452,7 @@ static void wb_covered(struct t3f *fs, tux3_ino_t ino, uint64_t lo,
 static void wb_failed(struct t3f *fs, tux3_ino_t ino, int err, uint64_t lo,
 		      uint64_t hi)
 {
-	struct ientry *e = itab_find(&fs->itab, ino);
+	struct ientry *e = itab_find(itab_cur(fs), ino);
 	if (!e)
 		return;
 	if (!e->wb_err) {
@@ -441,7 +478,7 @@ static void t3_getattr(fuse_req_t req, fuse_ino_t ino,
 		err = lib_err(fs, err, "getattr");
 	/* with a file handle: the question a cached write(2) asks first
 	 * (or fstat) after a write back of the file failed */
-	struct ientry *e = fi ? itab_find(&fs->itab, tino(ino)) : NULL;
+	struct ientry *e = fi ? itab_find(itab_cur(fs), tino(ino)) : NULL;
 	if (!err && e && e->wb_err && e->wb_tell_writer) {
 		e->wb_tell_writer = false;
 		err = e->wb_err;
@@ -832,11 +869,11 @@ static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err) {
 		t3f_mark_dirty(fs);
 		/* where the moved directories now live, for ".." */
-		struct ientry *e = src ? itab_find(&fs->itab, src) : NULL;
+		struct ientry *e = src ? itab_find(itab_cur(fs), src) : NULL;
 		if (e && e->parent)
 			e->parent = nd;
 		e = dst && (flags & RENAME_EXCHANGE) ?
-			itab_find(&fs->itab, dst) : NULL;
+			itab_find(itab_cur(fs), dst) : NULL;
 		if (e && e->parent)
 			e->parent = od;
 	} else {
@@ -852,7 +889,7 @@ static void t3_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
  * held).  A failure (a full volume) does not fail the read. */
 static void atime_read(struct t3f *fs, tux3_ino_t ino)
 {
-	if (fs->atime == T3F_NOATIME)
+	if (fs->atime == T3F_NOATIME || t3f_view)
 		return;
 	int r = tux3_atime_touch(fs->vol, ino, fs->atime, now_ns());
 	if (r > 0)
@@ -867,7 +904,8 @@ static void atime_read(struct t3f *fs, tux3_ino_t ino)
 static bool atime_wants_read(struct t3f *fs, tux3_ino_t ino, int flags)
 {
 	struct tux3_stat s;
-	if (fs->atime == T3F_NOATIME || (flags & O_ACCMODE) == O_WRONLY)
+	if (fs->atime == T3F_NOATIME || t3f_view ||
+	    (flags & O_ACCMODE) == O_WRONLY)
 		return false;
 	lock(fs);
 	bool due = !tux3_stat(fs->vol, ino, &s) &&
@@ -881,7 +919,7 @@ static bool atime_wants_read(struct t3f *fs, tux3_ino_t ino, int flags)
 static void t3_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct t3f *fs = FS(req);
-	if (fs->readonly && (fi->flags & O_ACCMODE) != O_RDONLY) {
+	if (read_only(fs) && (fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
@@ -1016,7 +1054,7 @@ static void t3_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	(void)fi;
 	lock(fs);
 	int err = t3f_commit(fs);
-	struct ientry *e = itab_find(&fs->itab, tino(ino));
+	struct ientry *e = itab_find(itab_cur(fs), tino(ino));
 	if (!err && e && e->wb_err)
 		err = -e->wb_err;	/* until handled, not only once */
 	unlock(fs);
@@ -1096,7 +1134,7 @@ static int dir_load(struct t3f *fs, struct dirh *h)
 	int err = tux3_readdir(fs->vol, h->dir, collect, h);
 	if (err < 0)
 		return err;
-	struct ientry *e = itab_find(&fs->itab, h->dir);
+	struct ientry *e = itab_find(itab_cur(fs), h->dir);
 	h->parent = h->dir == TUX3_ROOT_INO ? TUX3_ROOT_INO :
 		    e && e->parent ? e->parent : h->dir;
 	h->fresh = true;
@@ -1161,24 +1199,32 @@ static void do_readdir(fuse_req_t req, size_t size, off_t off,
 		counted = malloc(h->n * sizeof(*counted));
 	if (plus && !err && h->n && !counted)
 		err = -ENOMEM;
-	for (size_t i = (size_t)off; !err && i < h->n + 2; i++) {
+	/* "." and "..", and in the root of a snapdir=visible mount the
+	 * snapshots' directory (snapdir.c) */
+	size_t fixed = 2;
+	if (h->dir == TUX3_ROOT_INO && !t3f_view &&
+	    fs->snapdir == T3F_SNAPDIR_VISIBLE)
+		fixed = 3;
+	for (size_t i = (size_t)off; !err && i < h->n + fixed; i++) {
 		const char *name;
 		tux3_ino_t ino;
 		uint32_t mode;
-		if (i < 2) {
-			name = i ? ".." : ".";
-			ino = i ? h->parent : h->dir;
+		if (i < fixed) {
+			name = i == 0 ? "." : i == 1 ? ".." : SNAPDIR_NAME;
+			ino = i == 0 ? h->dir : h->parent;
 			mode = S_IFDIR;
 		} else {
-			name = h->names + h->d[i - 2].name;
-			ino = h->d[i - 2].ino;
-			mode = h->d[i - 2].mode;
+			name = h->names + h->d[i - fixed].name;
+			ino = h->d[i - fixed].ino;
+			mode = h->d[i - fixed].mode;
 		}
 		size_t room = size - used, len;
-		if (!plus || i < 2) {
+		if (!plus || i < fixed) {
 			/* "." and "..": no lookup counted (ino 0 in plus) */
 			struct fuse_entry_param e = { 0 };
-			e.attr.st_ino = fino(ino);
+			e.attr.st_ino = i == 2 && fixed == 3 ?
+				(fuse_ino_t)SNAPDIR_SLOT << T3F_SLOT_SHIFT |
+				FUSE_ROOT_ID : fino(ino);
 			e.attr.st_mode = mode;
 			len = plus ? fuse_add_direntry_plus(req, buf + used,
 							    room, name, &e,
@@ -1209,7 +1255,7 @@ static void do_readdir(fuse_req_t req, size_t size, off_t off,
 					     (off_t)i + 1);
 		if (len > room)
 			break;
-		err = itab_ref(&fs->itab, ino,
+		err = itab_ref(itab_cur(fs), ino,
 			       S_ISDIR(s.mode) ? h->dir : 0, 1, NULL);
 		if (err)
 			break;
@@ -1459,7 +1505,7 @@ static void t3_access(fuse_req_t req, fuse_ino_t ino, int mask)
 		fuse_reply_err(req, err);
 		return;
 	}
-	if ((mask & W_OK) && fs->readonly &&
+	if ((mask & W_OK) && read_only(fs) &&
 	    (S_ISREG(s.mode) || S_ISDIR(s.mode) || S_ISLNK(s.mode))) {
 		fuse_reply_err(req, EROFS);
 		return;

@@ -1,7 +1,9 @@
 /*
  * The kernel's lookup counts: a hash table from inode number to the
  * number of lookups the kernel holds (see tux3fuse.h).  Chained buckets,
- * doubled when the load passes one entry per bucket.
+ * doubled when the load passes one entry per bucket.  A table of zeroes
+ * is an empty one, given its buckets at its first entry (a snapshot's
+ * view has one, most never used).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +40,8 @@ void itab_free(struct itable *t)
 
 struct ientry *itab_find(struct itable *t, tux3_ino_t ino)
 {
+	if (!t->nbucket)
+		return NULL;
 	for (struct ientry *e = t->bucket[slot(t, ino)]; e; e = e->next)
 		if (e->ino == ino)
 			return e;
@@ -69,6 +73,8 @@ static void grow(struct itable *t)
 int itab_ref(struct itable *t, tux3_ino_t ino, tux3_ino_t parent, uint64_t n,
 	     struct ientry **out)
 {
+	if (!t->nbucket && itab_init(t))
+		return -ENOMEM;
 	struct ientry *e = itab_find(t, ino);
 	if (!e) {
 		if (t->count >= t->nbucket)
@@ -92,6 +98,8 @@ int itab_ref(struct itable *t, tux3_ino_t ino, tux3_ino_t parent, uint64_t n,
 
 int itab_unref(struct itable *t, tux3_ino_t ino, uint64_t n, bool *held)
 {
+	if (!t->nbucket)
+		return -ENOENT;
 	struct ientry **pp = &t->bucket[slot(t, ino)];
 	while (*pp && (*pp)->ino != ino)
 		pp = &(*pp)->next;

@@ -2,7 +2,7 @@
  * tux3fuse [-o options] DEVICE MOUNTPOINT
  *
  * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
- * options (ro, snapshot=TAG, commit=SECS, spin=USECS, cache=MIB,
+ * options (ro, snapshot=TAG, snapdir, commit=SECS, spin=USECS, cache=MIB,
  * cpu_latency=USECS, timeout=SECS, nowriteback, relatime, strictatime,
  * noatime) are
  * taken out of the command line with fuse_opt_parse; the rest (-f, -d,
@@ -29,6 +29,7 @@ struct options {
 	unsigned cpu_latency;		/* us; UINT_MAX: not asked for */
 	unsigned timeout;		/* s, entry and attribute cache */
 	int nowriteback;
+	int snapdir;			/* T3F_SNAPDIR_* */
 	int atime;			/* TUX3_ATIME_* or T3F_NOATIME */
 	int ro, allow_other, default_permissions;
 	int help, version;
@@ -39,7 +40,8 @@ struct options {
 enum {
 	KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_DEFAULT_PERMISSIONS, KEY_HELP,
 	KEY_VERSION, KEY_COMMIT, KEY_SPIN, KEY_CACHE, KEY_CPU_LATENCY,
-	KEY_TIMEOUT, KEY_RELATIME, KEY_STRICTATIME, KEY_NOATIME,
+	KEY_TIMEOUT, KEY_RELATIME, KEY_STRICTATIME, KEY_NOATIME, KEY_SNAPDIR,
+	KEY_SNAPDIR_IS,
 };
 
 /* The numeric options are parsed here (libfuse's %u takes "-1", "5x" and
@@ -55,6 +57,8 @@ static const struct fuse_opt t3_opts[] = {
 	FUSE_OPT_KEY("cpu_latency=", KEY_CPU_LATENCY),
 	FUSE_OPT_KEY("timeout=", KEY_TIMEOUT),
 	{ "nowriteback", offsetof(struct options, nowriteback), 1 },
+	FUSE_OPT_KEY("snapdir", KEY_SNAPDIR),
+	FUSE_OPT_KEY("snapdir=", KEY_SNAPDIR_IS),
 	FUSE_OPT_KEY("relatime", KEY_RELATIME),
 	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
 	FUSE_OPT_KEY("noatime", KEY_NOATIME),
@@ -114,6 +118,20 @@ static int opt_proc(void *data, const char *arg, int key,
 	case KEY_CPU_LATENCY:
 		return number_opt(arg, CPU_LATENCY_MAX, "microseconds",
 				  &o->cpu_latency);
+	case KEY_SNAPDIR:
+		o->snapdir = T3F_SNAPDIR_HIDDEN;
+		return 0;
+	case KEY_SNAPDIR_IS:
+		if (!strcmp(arg, "snapdir=hidden"))
+			o->snapdir = T3F_SNAPDIR_HIDDEN;
+		else if (!strcmp(arg, "snapdir=visible"))
+			o->snapdir = T3F_SNAPDIR_VISIBLE;
+		else {
+			fprintf(stderr, "tux3fuse: %s: hidden or visible\n",
+				arg);
+			return -1;
+		}
+		return 0;
 	case KEY_RELATIME:
 		o->atime = TUX3_ATIME_RELATIME;
 		return 0;
@@ -164,6 +182,10 @@ static void usage(FILE *f)
 		"tux3fuse options:\n"
 		"    -o ro                  mount read-only (nothing is written)\n"
 		"    -o snapshot=TAG        mount the snapshot named TAG\n"
+		"    -o snapdir[=hidden|visible]\n"
+		"                           every snapshot, read-only, under "
+		"/.snapshots\n"
+		"                           (listed in / with visible)\n"
 		"    -o commit=SECS         commit a changed delta after SECS "
 		"seconds\n"
 		"                           (default 5, 0: only on fsync, by "
@@ -316,6 +338,13 @@ int main(int argc, char *argv[])
 		usage(stderr);
 		goto out_cmd;
 	}
+	/* a snapshot's writes may move its name to a new version: the
+	 * views are the version table of the mount's start */
+	if (o.snapdir && o.snapshot && !o.ro) {
+		fprintf(stderr, "tux3fuse: snapdir: not with a read-write "
+			"snapshot mount (add -o ro)\n");
+		goto out_cmd;
+	}
 	if (cmd.clone_fd) {
 		/* serve.c reads one device descriptor, shared by its
 		 * threads */
@@ -331,6 +360,7 @@ int main(int argc, char *argv[])
 	fs.timeout = o.timeout;
 	fs.writeback = !o.nowriteback && !o.ro;
 	fs.atime = o.atime;
+	fs.snapdir = o.snapdir;
 	fs.want_killpriv = !o.ro;
 	if (pthread_mutex_init(&fs.lock, NULL) || itab_init(&fs.itab)) {
 		fprintf(stderr, "tux3fuse: out of memory\n");
@@ -356,7 +386,13 @@ int main(int argc, char *argv[])
 	if (!tux3_atime_enabled(fs.vol) || fs.readonly)
 		fs.atime = T3F_NOATIME;
 
-	se = fuse_session_new(&args, &t3f_ops, sizeof(t3f_ops), &fs);
+	if (fs.snapdir) {
+		if (t3f_snapdir_init(&fs))
+			goto out_vol;
+		t3f_snapdir_ops_init();
+	}
+	se = fuse_session_new(&args, fs.snapdir ? &t3f_snapdir_ops : &t3f_ops,
+			      sizeof(t3f_ops), &fs);
 	if (!se)
 		goto out_vol;
 	fs.se = se;
@@ -394,6 +430,7 @@ out_vol:
 		ret = 1;
 out_itab:
 	cpu_latency_close(&latency);
+	t3f_snapdir_free(&fs);
 	itab_free(&fs.itab);
 	pthread_mutex_destroy(&fs.lock);
 out_cmd:

@@ -9,6 +9,8 @@
  *   acl.c           POSIX ACLs that are only a mode
  *   kernel_io.c     the device's reads and writes: protocol flags that
  *                   libfuse 3.14 does not carry (KILLPRIV_V2)
+ *   snapdir.c       -o snapdir: every snapshot, read-only, under
+ *                   /.snapshots/NAME beside the live tree
  *
  * Locking: libtux3 is not thread-safe (one volume handle carries all its
  * state), so every library call, and every access to the inode table and
@@ -71,6 +73,52 @@ int itab_unref(struct itable *t, tux3_ino_t ino, uint64_t n, bool *held);
 void itab_each(struct itable *t, void (*fn)(void *ctx, struct ientry *e),
 	       void *ctx);
 
+/* ---- snapdir.c: the snapshots' views ---- */
+/*
+ * With -o snapdir, a FUSE inode number is the view's slot in its top 16
+ * bits and the volume's inode number (under 2^48) below: slot 0 is the
+ * mounted version, SNAPDIR_SLOT the directory /.snapshots itself, and
+ * each snapshot has its own slot: its tag when under 0x8000 (so the same
+ * across mounts), else one handed out at mount.  The snapshots are read
+ * once at mount: nothing changes the version table while the daemon has
+ * the volume (a snapshot mounted read-write, whose writes may move its
+ * name to a new version, takes no snapdir).
+ */
+#define T3F_SLOT_SHIFT 48
+#define T3F_INO_MASK ((((fuse_ino_t)1) << T3F_SLOT_SHIFT) - 1)
+#define T3F_SLOT(ino) ((unsigned)((ino) >> T3F_SLOT_SHIFT))
+#define SNAPDIR_SLOT 0xffffu
+#define SNAPDIR_NAME ".snapshots"
+
+enum { T3F_SNAPDIR_OFF, T3F_SNAPDIR_HIDDEN, T3F_SNAPDIR_VISIBLE };
+
+struct snap_view {
+	unsigned slot;
+	uint32_t tag;
+	char *name;
+	struct itable itab;	/* the kernel's lookups in this view */
+};
+
+/* The view the request on this thread works in (NULL: the mounted
+ * version): set by snapdir.c's operations around the ones of
+ * fuse_ops.c, which then select its version when they take the lock,
+ * answer EROFS to every change, count lookups in its table and give out
+ * its inode numbers. */
+extern __thread struct snap_view *t3f_view;
+
+struct t3f;
+/* Read the snapshots (before the session starts).  0 or a negative
+ * errno, told on stderr. */
+int t3f_snapdir_init(struct t3f *fs);
+void t3f_snapdir_free(struct t3f *fs);
+/* The view of a FUSE inode number's slot; NULL for slot 0, the snapdir
+ * and a slot no snapshot has. */
+struct snap_view *t3f_view_of(struct t3f *fs, fuse_ino_t ino);
+/* The operations with snapdir: fuse_ops.c's, each first finding the
+ * view its inode numbers belong to. */
+extern struct fuse_lowlevel_ops t3f_snapdir_ops;
+void t3f_snapdir_ops_init(void);
+
 /* ---- the mount ---- */
 struct t3f {
 	struct tux3_volume *vol;
@@ -87,6 +135,13 @@ struct t3f {
 					 * noatime where the volume stores
 					 * no atime (t3f_atime_mode) */
 	bool want_killpriv;		/* ask for KILLPRIV_V2 */
+	int snapdir;			/* T3F_SNAPDIR_* */
+	struct snap_view *views;	/* snapdir.c, sorted by slot */
+	unsigned nviews;
+	int64_t snapdir_ns;		/* its times: the mount's */
+	struct snap_view *lock_view;	/* the view the lock was taken in */
+	uint32_t outer_tag;		/* the version lock() leaves for a
+					 * view's, taken back by unlock() */
 	bool foreground;
 	bool closed;			/* t3f_shutdown ran */
 	int close_err;			/* ... and what it returned */

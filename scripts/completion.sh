@@ -68,7 +68,7 @@ _tux3_complete() {
 		opts="-r -s -a -R -v -h -V" ;;
 	tux3fuse)
 		case \$prev in
-		-o) _tux3_words ro snapshot= commit= spin= cache= cpu_latency= allow_other; return ;;
+		-o) _tux3_words ro snapshot= snapdir snapdir= commit= spin= cache= cpu_latency= timeout= nowriteback relatime strictatime noatime allow_other; return ;;
 		esac
 		opts="-o -f -d -s -h -V --help --version" ;;
 	esac

@@ -158,6 +158,27 @@ int tux3_version_select(struct tux3_volume *vol, const char *name)
 			 "snapshot %s: no such snapshot", name);
 }
 
+int tux3_version_select_tag(struct tux3_volume *vol, uint32_t tag)
+{
+	tux3_clear_error(vol);
+	if (!tag) {
+		vol->vtag = 0;
+		return 0;
+	}
+	int l = vol->vt && !vol->vt_bad ? vtree_find_tag(vol->vt, tag) : -1;
+	if (l <= 0 || (vol->vt->v[l].flags & VERSION_DYING))
+		return vol_error(vol, -ENOENT, TUX3_NONE, TUX3_NONE, TUX3_NONE,
+				 "version tag %" PRIu32 ": no such snapshot",
+				 tag);
+	vol->vtag = tag;
+	return 0;
+}
+
+uint32_t tux3_version_selected_tag(const struct tux3_volume *vol)
+{
+	return vol->vtag;
+}
+
 const char *tux3_version_selected(struct tux3_volume *vol)
 {
 	/* a getter: no error set or cleared */

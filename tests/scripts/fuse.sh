@@ -34,6 +34,12 @@
 #                       leaves a clean volume
 #   fuse/snapshot/...   snapshot=TAG shows the snapshot's state, is
 #                       writable, and the live version does not see that
+#   fuse/snapdir/...    -o snapdir: /.snapshots/TAG reads as tux3debug's
+#                       rdump of TAG (xattrs too), hidden from ls -a / unless
+#                       snapdir=visible, inode numbers stable in a version
+#                       and distinct across, every change refused with
+#                       EROFS, reads through a strictatime mount write
+#                       nothing, a read-write snapshot mount refused
 #   fuse/mount/...      mount.tux3 directly (fsname, type fuse.tux3,
 #                       options dropped, -f fakes) and mount -t tux3 (with
 #                       a temporary /sbin/mount.tux3 when there is none)
@@ -613,6 +619,118 @@ else
 	fail snapshot/mount "$(tail -1 "$log")"
 fi
 rm -f "$img"
+
+# ---- snapdir: every snapshot under /.snapshots ----
+# snap_state DIR TAG: DIR as it stands at each snapshot: a tree with a
+# hard link, a symlink and an xattr; s1 of it, then a rewrite, a create,
+# an unlink and a new directory; s2; then more changes to the live tree
+img=$work/sd.img
+src=$work/sdsrc
+mkdir -p "$src/d/e"
+echo one > "$src/a"
+echo deep > "$src/d/e/f"
+ln "$src/a" "$src/d/hard"
+ln -s ../a "$src/d/sym"
+setfattr -n user.colour -v blue "$src/d/e/f" 2>/dev/null
+"$mkfs" -q -O atime -d "$src" "$img" 64m
+sd_dbg() { "$dbg" -w -R "$1" "$img" > /dev/null 2>&1; }
+echo two > "$work/two"
+if sd_dbg "snapshot create s1" && sd_dbg "write -f $work/two /a" &&
+   sd_dbg "write $work/two /b" && sd_dbg "rm /d/e/f" &&
+   sd_dbg "mkdir /n" && sd_dbg "snapshot create s2" &&
+   sd_dbg "rm /b"; then
+	for t in s1 s2; do
+		mkdir "$work/want-$t"
+		"$dbg" -R "rdump @$t/ $work/want-$t" "$img" > /dev/null 2>&1
+	done
+	if start "$img" -o snapdir,strictatime; then
+		s=$mnt/.snapshots
+		result snapdir/hidden sh -c "! ls -a '$mnt' | grep -q snapshots"
+		result snapdir/found test -d "$s"
+		result snapdir/list test "$(ls "$s" | tr '\n' ' ')" = "s1 s2 "
+		result snapdir/content-s1 diff -r "$work/want-s1" "$s/s1"
+		result snapdir/content-s2 diff -r "$work/want-s2" "$s/s2"
+		result snapdir/content-differs test "$(cat "$s/s1/a")" = one \
+			-a "$(cat "$s/s2/a")" = two -a -e "$s/s2/b" \
+			-a ! -e "$mnt/b" -a ! -e "$s/s2/d/e/f"
+		result snapdir/xattr test "$(getfattr --only-values \
+			-n user.colour "$s/s1/d/e/f" 2>/dev/null)" = blue
+		i1=$(stat -c %i "$s/s1/a")
+		result snapdir/inodes-stable test "$i1" = \
+			"$(stat -c %i "$s/s1/d/hard")" -a \
+			"$i1" = "$(stat -c %i "$s/s1/a")"
+		result snapdir/inodes-per-version test "$i1" != \
+			"$(stat -c %i "$s/s2/d/hard")" -a \
+			"$i1" != "$(stat -c %i "$mnt/d/hard")" -a \
+			"$(stat -c %i "$s/s2/d/hard")" != \
+			"$(stat -c %i "$mnt/d/hard")"
+		result snapdir/dotdot test "$(stat -c %i "$s/s1/..")" = \
+			"$(stat -c %i "$s")" -a \
+			"$(stat -c %i "$s/..")" = "$(stat -c %i "$mnt")"
+		# every change in a view, and to /.snapshots, is EROFS
+		for c in "touch $s/s1/new" "sh -c 'echo x >> $s/s1/a'" \
+			"rm $s/s1/a" "mkdir $s/s1/n2" "mv $s/s1/a $s/s1/z" \
+			"ln $s/s1/a $s/s1/l2" "setfattr -n user.x -v 1 $s/s1/a" \
+			"chmod 600 $s/s1/a" "truncate -s 0 $s/s1/a" \
+			"mkdir $s/s3" "rmdir $s" "mv $s $mnt/elsewhere" \
+			"ln $s/s1/a $mnt/l3"; do
+			if out=$(eval "$c" 2>&1); then
+				fail "snapdir/refused" "$c succeeded"
+			elif ! echo "$out" | grep -q "Read-only\|exists"; then
+				fail "snapdir/refused" "$c: $out"
+			fi
+		done
+		pass snapdir/refused-checked
+		echo live > "$mnt/c"
+		result snapdir/live-writable test "$(cat "$mnt/c")" = live
+		result snapdir/stop stop
+	else
+		fail snapdir/mount "$(tail -1 "$log")"
+	fi
+	check snapdir/fsck "$img"
+	result snapdir/views-unchanged sh -c "
+		\"$dbg\" -R 'snapshot diff s1 s2' '$img' > '$work/diff.after' &&
+		test \"\$(\"$dbg\" -R 'cat @s1/a' '$img')\" = one"
+	if start "$img" -o snapdir=visible,ro; then
+		result snapdir/visible sh -c "ls -a '$mnt' | grep -qx .snapshots"
+		stop
+	else
+		fail snapdir/visible "$(tail -1 "$log")"
+	fi
+	# reading every view through a read-write strictatime mount writes
+	# nothing (no atime in a snapshot): the volume is the same byte for
+	# byte (the live tree is not read: its root's atime would change)
+	sum=$(cksum < "$img")
+	if start "$img" -o snapdir,strictatime; then
+		cat "$mnt"/.snapshots/*/a "$mnt"/.snapshots/*/d/e/f \
+			> /dev/null 2>&1
+		result snapdir/find-all test "$(find "$mnt/.snapshots" |
+			wc -l)" -eq 16
+		stop
+		result snapdir/reads-write-nothing test "$(cksum < "$img")" = \
+			"$sum"
+	else
+		fail snapdir/reads-mount "$(tail -1 "$log")"
+	fi
+	if "$fuse" -f -o snapshot=s1,snapdir "$img" "$mnt" \
+		> "$work/err" 2>&1; then
+		fail snapdir/rw-snapshot-refused
+		mounted "$mnt" && unmount_retry "$mnt" "$log"
+	else
+		result snapdir/rw-snapshot-refused grep -q "snapdir: not" \
+			"$work/err"
+	fi
+	if "$fuse" -f -o snapdir=sideways "$img" "$mnt" > "$work/err" 2>&1
+	then
+		fail snapdir/bad-value
+		mounted "$mnt" && unmount_retry "$mnt" "$log"
+	else
+		result snapdir/bad-value grep -q "snapdir=sideways" "$work/err"
+	fi
+else
+	fail snapdir/make "tux3debug: snapshots and changes"
+fi
+rm -rf "$img" "$src"
 
 # ---- mount.tux3 and mount -t tux3 ----
 img=$work/m.img

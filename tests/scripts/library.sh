@@ -1,9 +1,11 @@
 #!/bin/sh
 # libtux3 as a shared library (BUILD/libtux3.so.1):
 #   library/soname      its soname is libtux3.so.1, the interface version
-#   library/exports     it exports tux3_* symbols only, in version node TUX3_1
+#   library/exports     it exports tux3_* symbols only, in version nodes
+#                       TUX3_1 and its successors TUX3_1.N
 #   library/api         every function the public headers declare is exported
-#   library/symbols-file  debian/libtux3-1.symbols names exactly the exports
+#   library/symbols-file  debian/libtux3-1.symbols names exactly the exports,
+#                       each in its version node
 #   library/tools-link  the tools load it (NEEDED libtux3.so.1), unless
 #                       built with STATIC=1
 #   library/TOOL-mismatch  each tool refuses to run when the library it
@@ -32,10 +34,12 @@ soname=$(readelf -d "$so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 
 nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' |
 	sort -u > "$work/exports"
-others=$(grep -v '^tux3_' "$work/exports" | grep -v '^TUX3_1$' | head -5 |
-	tr '\n' ' ')
-unversioned=$(nm -D --defined-only --with-symbol-versions "$so" 2>/dev/null |
-	awk '$3 ~ /^tux3_/ && $3 !~ /@@TUX3_1$/ {print $3}' | head -3 |
+others=$(grep -v '^tux3_' "$work/exports" | grep -v '^TUX3_1\(\.[0-9]*\)\?$' |
+	head -5 | tr '\n' ' ')
+nm -D --defined-only --with-symbol-versions "$so" 2>/dev/null |
+	awk '$3 ~ /^tux3_/ { sub(/@@/, "@", $3); print $3 }' |
+	sort -u > "$work/versioned"
+unversioned=$(grep -v '@TUX3_1\(\.[0-9]*\)\?$' "$work/versioned" | head -3 |
 	tr '\n' ' ')
 if [ -z "$others" ] && [ -z "$unversioned" ] &&
    [ "$(grep -c '^tux3_' "$work/exports")" -gt 50 ]; then
@@ -48,14 +52,13 @@ fi
 # would only warn about a new one, and a package build is rare)
 symfile=$top/debian/libtux3-1.symbols
 if [ -f "$symfile" ]; then
-	sed -n 's/^ \(tux3_[a-z0-9_]*\)@TUX3_1 .*/\1/p' "$symfile" | sort -u \
-		> "$work/listed"
-	grep '^tux3_' "$work/exports" > "$work/exported"
-	if cmp -s "$work/listed" "$work/exported"; then
+	sed -n 's/^ \(tux3_[a-z0-9_]*@TUX3_1[.0-9]*\) .*/\1/p' "$symfile" |
+		sort -u > "$work/listed"
+	if cmp -s "$work/listed" "$work/versioned"; then
 		pass symbols-file
 	else
 		fail symbols-file "debian/libtux3-1.symbols differs from the exports: $(
-			diff "$work/listed" "$work/exported" | grep '^[<>]' |
+			diff "$work/listed" "$work/versioned" | grep '^[<>]' |
 			head -4 | tr '\n' ' ')(> to add, < to remove)"
 	fi
 fi

@@ -4,7 +4,8 @@
  * after a snapshot is absent from it, one unlinked lives on in it; the
  * implicit child of a written snapshot survives a reopen; deleting gives
  * back exactly what only the snapshot read; an inode whose versions no
- * longer fit its leaf is refused with ENOSPC, the volume left sound.
+ * longer fit its leaf is refused with ENOSPC, the volume left sound;
+ * a version selected by tag reads as by name.
  */
 #include <sys/stat.h>
 #include "fixtures.h"
@@ -106,6 +107,47 @@ TEST(snapshot_isolates_data_and_names)
 	CHECK(!strcmp(content(vol, "/b"), "bee"));
 	CHECK_EQ(tux3_version_select(vol, "nope"), -ENOENT);
 	tux3_close(vol);
+}
+
+/* Selecting by tag (tux3fuse's snapdir) reads what selecting by name
+ * reads; tag 0 is the live version; a tag no snapshot has, or one whose
+ * snapshot was deleted, is refused and leaves the selection alone. */
+TEST(select_by_tag_reads_as_by_name)
+{
+	const char *path = fresh();
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "one");
+	CHECK_EQ(tux3_snapshot_create(vol, "s1", NULL), 0);
+	CHECK_EQ(tux3_write(vol, a, "two", 3, 0), 3);
+	CHECK_EQ(tux3_snapshot_create(vol, "s2", NULL), 0);
+	CHECK_EQ(tux3_write(vol, a, "six", 3, 0), 3);
+	struct tux3_version_info *list;
+	unsigned n;
+	CHECK_EQ(tux3_version_list(vol, &list, &n), 0);
+	uint32_t t1 = 0, t2 = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!strcmp(list[i].name, "s1"))
+			t1 = list[i].tag;
+		if (!strcmp(list[i].name, "s2"))
+			t2 = list[i].tag;
+	}
+	free(list);
+	CHECK(t1 && t2 && t1 != t2);
+	CHECK_EQ(tux3_version_select_tag(vol, t1), 0);
+	CHECK_EQ(tux3_version_selected_tag(vol), t1);
+	CHECK(!strcmp(tux3_version_selected(vol), "s1"));
+	CHECK(!strcmp(content(vol, "/a"), "one"));
+	CHECK_EQ(tux3_version_select_tag(vol, t2), 0);
+	CHECK(!strcmp(content(vol, "/a"), "two"));
+	CHECK_EQ(tux3_version_select_tag(vol, t1 + t2 + 100), -ENOENT);
+	CHECK_EQ(tux3_version_selected_tag(vol), t2);
+	CHECK_EQ(tux3_version_select_tag(vol, 0), 0);
+	CHECK(!strcmp(content(vol, "/a"), "six"));
+	CHECK_EQ(tux3_snapshot_delete(vol, "s1"), 0);
+	CHECK_EQ(tux3_version_select_tag(vol, t1), -ENOENT);
+	CHECK_EQ(tux3_version_selected_tag(vol), 0);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
 }
 
 TEST(snapshot_isolates_attributes_and_xattrs)
