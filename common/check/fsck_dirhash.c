@@ -89,16 +89,33 @@ static int bad(struct dx_check *c, const char *fmt, uint64_t a, uint64_t b)
 	return 1;
 }
 
+/* A bucket named by two spans of slots: each lookup of either span
+ * reads it, and the first split then loses the other span's names. */
+static int buckets_shared(struct dx_check *c, struct dx_keys *seen)
+{
+	if (seen->n > 1)
+		qsort(seen->v, seen->n, sizeof(uint64_t), key_cmp);
+	for (size_t i = 1; i < seen->n; i++)
+		if (seen->v[i] == seen->v[i - 1])
+			return bad(c, "bucket at logical %" PRIu64 " is named "
+				   "by two spans of slots", seen->v[i], 0);
+	return 0;
+}
+
 /* Every bucket the table names, each once: its pairs, its depth against
- * the slots that name it. */
+ * the slots that name it.  Every slot is read: a bucket of local depth
+ * L is named by all 2^(G-L) slots of its span, and a slot inside a span
+ * that names another block would send its lookups there (to a bucket
+ * that lacks their names), which no check of the buckets alone finds. */
 static int index_keys(struct dx_check *c, const struct dirhash_head *root,
 		      const uint8_t *rootblk)
 {
 	struct tux3_volume *vol = c->vol;
 	unsigned per = dirhash_table_slots(vol->blocksize);
-	uint64_t nslots = 1ull << root->depth;
+	uint64_t nslots = 1ull << root->depth, end = 0;
 	uint8_t *tbl = malloc(vol->blocksize);
-	uint32_t prev = UINT32_MAX;
+	struct dx_keys seen = { 0 };
+	uint32_t cur = 0;	/* the bucket of the span ending at end */
 	int err = tbl ? 0 : -ENOMEM;
 	if (!err && root->count != (nslots + per - 1) / per)
 		err = bad(c, "root names %" PRIu64 " table blocks for 2^%"
@@ -114,9 +131,13 @@ static int index_keys(struct dx_check *c, const struct dirhash_head *root,
 			break;
 		}
 		uint32_t at = dirhash_item(tbl, (unsigned)(s % per));
-		if (at == prev)
+		if (s < end) {
+			if (at != cur)
+				err = bad(c, "slot %" PRIu64 " names logical "
+					  "block %" PRIu64 ", not the bucket "
+					  "of the rest of its span", s, at);
 			continue;
-		prev = at;
+		}
 		if (dirhash_read(vol, c->dir, at, DIRHASH_BUCKET, c->blk,
 				 &bh)) {
 			err = bad(c, "slot %" PRIu64 " names logical block %"
@@ -141,9 +162,14 @@ static int index_keys(struct dx_check *c, const struct dirhash_head *root,
 				err = key_add(&c->have, h,
 					      dirhash_item(c->blk, 2 * i + 1));
 		}
-		s += span - 1;
-		prev = UINT32_MAX;
+		if (!err)
+			err = key_add(&seen, 0, at);
+		cur = at;
+		end = s + span;
 	}
+	if (!err)
+		err = buckets_shared(c, &seen);
+	free(seen.v);
 	free(tbl);
 	return err;
 }
