@@ -479,6 +479,14 @@ int dir_index_find(struct tux3_volume *vol, const struct inode *dir,
 	return -ENOENT;
 }
 
+bool dir_index_cached(struct tux3_volume *vol, const struct inode *dir)
+{
+	struct dir_index_set *set = vol->dirindex;
+	int i = set ? find_slot(set, dir->inum) : -1;
+	return i >= 0 && set->dirs[i]->state == IX_READY &&
+	       set->dirs[i]->vtag == vol->vtag;
+}
+
 int dir_index_room(struct tux3_volume *vol, const struct inode *dir,
 		   unsigned len, uint64_t *logical)
 {

@@ -32,6 +32,8 @@ int dir_index_find(struct tux3_volume *vol, const struct inode *dir,
 /* The first block (in block order, as the linear first fit takes it)
  * with room for a record of a name of len: 0 and *logical (the block
  * count when none has room), or DIR_INDEX_NONE (*logical untouched). */
+/* Whether dir's in-memory index is built and current (no build). */
+bool dir_index_cached(struct tux3_volume *vol, const struct inode *dir);
 int dir_index_room(struct tux3_volume *vol, const struct inode *dir,
 		   unsigned len, uint64_t *logical);
 /* inode_write_data wrote len bytes of buf at pos of inode (err its

@@ -55,6 +55,15 @@ static bool root_sound(const struct tux3_volume *vol,
 	return r->count == (slots + t - 1) / t;
 }
 
+bool dirhash_current(struct tux3_volume *vol, const struct inode *dir,
+		     uint8_t *blk)
+{
+	struct dirhash_head h;
+	return dirhash_feature(vol) &&
+	       !dirhash_read(vol, dir, 0, DIRHASH_ROOT, blk, &h) &&
+	       root_sound(vol, &h);
+}
+
 int dirhash_walk(struct tux3_volume *vol, const struct inode *dir,
 		 const char *name, unsigned len, struct dirhash_path *p)
 {

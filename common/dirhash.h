@@ -39,6 +39,10 @@ int dirhash_read(struct tux3_volume *vol, const struct inode *dir,
 int dirhash_walk(struct tux3_volume *vol, const struct inode *dir,
 		 const char *name, unsigned len, struct dirhash_path *p);
 void dirhash_path_free(struct dirhash_path *p);
+/* Whether dir's on-disk index may be used: a sound root of the current
+ * generation (blk: a scratch block). */
+bool dirhash_current(struct tux3_volume *vol, const struct inode *dir,
+		     uint8_t *blk);
 /* Find name: 0 and its record in d (d->name is NULL: the block is
  * gone), -ENOENT (certainly absent), DIRHASH_NONE, or a negative errno. */
 int dirhash_find(struct tux3_volume *vol, const struct inode *dir,

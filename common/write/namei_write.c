@@ -77,7 +77,12 @@ static int dir_add_from(struct tux3_volume *vol, struct inode *dir,
  * directory index, when there is one, names that block without reading
  * the others (the same block, so the same bytes on disk).  A bulk
  * append (append_only) looks at the last block only, so filling a
- * directory with new names costs linear time. */
+ * directory with new names costs linear time.  So does a directory with
+ * a current on-disk index but no in-memory one yet (a cold create, as
+ * every one-shot tool makes): its lookup read a few blocks, and building
+ * the in-memory index only to find a hole would read all of them; the
+ * holes are used again once that index is built (tux3fuse keeps it) or
+ * after fsck.tux3 -D. */
 static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 		      const char *name, unsigned len, tux3_ino_t inum,
 		      unsigned type, bool append_only)
@@ -90,7 +95,8 @@ static int dir_add_at(struct tux3_volume *vol, struct inode *dir,
 
 	if (!blk)
 		return -ENOMEM;
-	if (append_only) {
+	if (append_only || (!dir_index_cached(vol, dir) &&
+			    dirhash_current(vol, dir, blk))) {
 		from = nblocks ? nblocks - 1 : 0;
 	} else if (!dir_index_room(vol, dir, len, &from) && from < nblocks) {
 		err = dir_add_from(vol, dir, blk, from, from + 1, name, len,

@@ -73,11 +73,11 @@
  * too, like orphans below: each state must be the state itself, or the
  * same without the pending line.
  *
- * --dir-index (random workloads, 512-byte blocks): the volume is made
- * with DIR_INDEX (doc/format.md 15.5) and the base holds a directory D of
- * DX_BASE entries of 15-byte names (hard links of a few files), three
- * blocks, two entries short of the fourth, at which its on-disk index is
- * built;
+ * --dir-index (random workloads, 512-byte, 1 KiB or 4 KiB blocks): the
+ * volume is made with DIR_INDEX (doc/format.md 15.5) and the base holds a
+ * directory D of three blocks of entries (47 at 512 B and 1 KiB, 191 at
+ * 4 KiB; hard links of a few files), one short of filling them, so that
+ * the create that opens the fourth block builds its on-disk index;
  * half the operations create, link, rename or unlink in D, with names
  * from a wider set, so that the delta that builds the index and the
  * ones that keep it in step (bucket splits, table growth) are crashed.
@@ -494,7 +494,9 @@ static void read_all(int fd, void *buf, size_t len, uint64_t off)
 /* the model                                                           */
 
 #define MN 40			/* nodes */
-#define ME 128			/* entries (--dir-index: D holds DX_BASE) */
+#define ME 320			/* entries (--dir-index: D holds dx_base(),
+				 * 191 of them at 4 KiB, and 53 more) */
+#define NAME_MAX_CS 48		/* an entry's name and its NUL */
 #define NX 3			/* xattr names, in strcmp order */
 #define XMAX 32			/* bytes of an xattr value */
 #define MAXDATA (48 * 1024)	/* bytes of a file */
@@ -516,7 +518,7 @@ struct mnode {
 struct mentry {
 	bool used;
 	unsigned dir, node;
-	char name[16];
+	char name[NAME_MAX_CS];
 };
 
 struct model {
@@ -973,9 +975,10 @@ static const char *const op_names[OP_NOPS] = {
 struct op {
 	unsigned kind;
 	unsigned dir;		/* model node of the directory */
-	char name[16];		/* the entry (created, or the file acted on) */
+	char name[NAME_MAX_CS];	/* the entry (created, or the file acted
+				 * on) */
 	unsigned dir2;		/* link, rename: the new name */
-	char name2[16];
+	char name2[NAME_MAX_CS];
 	uint64_t pos, len;	/* write; truncate: pos is the size */
 	unsigned xi, flags;	/* xattr name; rename flags; chmod mode */
 	uint64_t seed;		/* data */
@@ -1025,7 +1028,7 @@ struct work {
 	struct sbuf tmp;
 	char desc[512];		/* the workload, for reports */
 	/* renames done, for the diagnosis of a differing state */
-	struct { tux3_ino_t ino; unsigned d1, d2; char n1[16], n2[16]; }
+	struct { tux3_ino_t ino; unsigned d1, d2; char n1[NAME_MAX_CS], n2[NAME_MAX_CS]; }
 		renames[8];
 	unsigned nrenames;
 };
@@ -1606,15 +1609,37 @@ static const char *const persist_names[P_COUNT] = { "none", "fsync", "sync" };
 /* Model nodes of the ACE setup: / /A /B /A/foo /A/bar /B/foo /B/bar */
 enum { N_ROOT, N_A, N_B };
 /* --dir-index: the directory D (the node after the setup's six files),
- * its entries at the start, the files they link, the names the workload
- * draws from for D */
+ * its entries at the start (three blocks of entries, one short: the
+ * create that opens the fourth block builds the index), the files they
+ * link, the names the workload draws from for D.  The names are 15
+ * bytes at 512-byte blocks (32-byte entries, 16 a block) and 47 from
+ * 1 KiB (64-byte entries: 16 a block at 1 KiB, 64 at 4 KiB), so that a
+ * four-block D fits the model at every block size. */
 #define N_D 7
-#define DX_BASE 47	/* 16 entries a block: the 49th builds the index */
 #define DX_FILES 6
-#define DX_NAMES 100
+static unsigned dx_entry_bytes(void)
+{
+	return opt.blockbits == 9 ? 32 : 64;
+}
+
+static unsigned dx_base(void)
+{
+	return 3 * ((1u << opt.blockbits) / dx_entry_bytes()) - 1;
+}
+
+/* A name the workload draws for D: one of 100, the last 47 of the
+ * base's and 53 new ones, at every block size */
+static unsigned dx_pick(struct rng *r)
+{
+	return dx_base() - 47 + rnd(r, 100);
+}
+
 static void dx_name(char *name, unsigned i)
 {
-	snprintf(name, 16, "dxentry%08u", i);
+	/* 12 bytes of entry head, the name, rounded up to 8 bytes */
+	unsigned len = dx_entry_bytes() - 12 - 5;
+	snprintf(name, NAME_MAX_CS, "dxentry%08u%.*s", i % 100000000u, len - 15,
+		 "-----------------------------------------------");
 }
 
 /* Each ACE operation with its arguments, fixed. */
@@ -1805,9 +1830,9 @@ static void make_base(struct base *b, bool ace)
 	free(w.tmp.p);
 }
 
-/* --dir-index: D, DX_FILES files in it and links to them up to DX_BASE
- * entries: three 512-byte blocks of 32-byte entries, two entries short
- * of the fourth block, whose create builds the index. */
+/* --dir-index: D, DX_FILES files in it and links to them up to
+ * dx_base() entries: three blocks of entries, one short of filling
+ * them, so that the create that opens the fourth builds the index. */
 static void make_dx_base(struct work *w)
 {
 	unsigned k = 100;
@@ -1819,7 +1844,7 @@ static void make_dx_base(struct work *w)
 			N_D);
 		exit(2);
 	}
-	for (unsigned i = 0; i < DX_BASE; i++) {
+	for (unsigned i = 0; i < dx_base(); i++) {
 		struct op c = { .dir = N_D, .dir2 = N_D };
 		if (i < DX_FILES) {
 			c.kind = OP_CREATE;
@@ -2096,19 +2121,19 @@ static void dx_retarget(struct rng *r, struct op *o)
 	case OP_CREATE: case OP_MKDIR: case OP_SYMLINK: case OP_UNLINK:
 		if (rnd(r, 2)) {
 			o->dir = N_D;
-			dx_name(o->name, rnd(r, DX_NAMES));
+			dx_name(o->name, dx_pick(r));
 		}
 		break;
 	case OP_RENAME:
 		if (rnd(r, 2)) {
 			o->dir = N_D;
-			dx_name(o->name, rnd(r, DX_NAMES));
+			dx_name(o->name, dx_pick(r));
 		}
 		/* fall through */
 	case OP_LINK:
 		if (rnd(r, 2)) {
 			o->dir2 = N_D;
-			dx_name(o->name2, rnd(r, DX_NAMES));
+			dx_name(o->name2, dx_pick(r));
 		}
 		break;
 	}
@@ -3610,11 +3635,12 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (opt.dir_index && (opt.workload != WL_RANDOM || opt.blockbits != 9 ||
-			      opt.snapshots)) {
+	if (opt.dir_index && (opt.workload != WL_RANDOM || opt.snapshots ||
+			      (opt.blockbits != 9 && opt.blockbits != 10 &&
+			       opt.blockbits != 12))) {
 		fprintf(stderr, "crashsim: --dir-index needs --workload random "
-			"and --block-size 512 (a four-block directory must fit "
-			"the model), without snapshots\n");
+			"and --block-size 512, 1024 or 4096 (a four-block "
+			"directory must fit the model), without snapshots\n");
 		exit(2);
 	}
 	unsigned acelen = ACE_MAXLEN;

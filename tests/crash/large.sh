@@ -7,7 +7,7 @@
 # random workloads with snapshot create, delete and write-to-snapshot,
 # and CRASH_DIRINDEX (default 400) random workloads on a DIR_INDEX
 # volume whose directory D reaches the size at which its on-disk index
-# is built.
+# is built at 512-byte blocks, half as many at 1 KiB and at 4 KiB.
 set -u
 build=${1:-build}
 sim=$build/tests/crash/crashsim
@@ -70,5 +70,9 @@ run random-snap-512 --workload random --snapshots --seed 100001 \
 	--workloads "$nsnap" --ops "$nops" --block-size 512
 run random-dirindex-512 --workload random --dir-index --seed 1 \
 	--workloads "$ndx" --ops "$nops" --block-size 512
+run random-dirindex-1024 --workload random --dir-index --seed 200001 \
+	--workloads "$((ndx / 2))" --ops "$nops" --block-size 1024
+run random-dirindex-4096 --workload random --dir-index --seed 300001 \
+	--workloads "$((ndx / 2))" --ops "$nops" --block-size 4096
 echo "outputs in $out"
 exit $status

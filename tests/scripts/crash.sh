@@ -130,6 +130,15 @@ case $(basename "$build") in
 	sharded random-dirindex-512 --workload random --dir-index --seed 1 \
 		--workloads 24 --ops 30 --block-size 512 --max-states 64
 	dx_states random-dirindex-512
+	# the same at 1 KiB and 4 KiB (D of 47 and 191 entries of 64 bytes)
+	sharded random-dirindex-1024 --workload random --dir-index \
+		--seed 2001 --workloads 12 --ops 30 --block-size 1024 \
+		--max-states 64
+	dx_states random-dirindex-1024
+	sharded random-dirindex-4096 --workload random --dir-index \
+		--seed 3001 --workloads 8 --ops 30 --block-size 4096 \
+		--max-states 32
+	dx_states random-dirindex-4096
 	;;
 esac
 

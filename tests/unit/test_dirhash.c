@@ -3,7 +3,8 @@
  * blocks (format/dirhash.c), and a volume with the feature against the
  * linear path: every name found as the entries say through creates,
  * unlinks and renames that split buckets and double the table; a cold
- * lookup reads 4 directory blocks (vol->dir_block_reads, counted work);
+ * lookup reads 4 directory blocks (vol->dir_block_reads, counted work),
+ * and a cold create a few more, never the whole directory;
  * an index made stale by a foreign commit (the seal broken) is not used
  * and is rebuilt by the next create; fsck finds the volume clean.
  */
@@ -207,6 +208,29 @@ static void indexed_run(unsigned bits)
 	printf("  %u-byte blocks: at most %llu directory blocks read by a "
 	       "cold lookup\n", 1u << bits, (unsigned long long)most);
 	CHECK(most <= 5);
+
+	/* a cold create: the lookup, the last block, the index's path;
+	 * not the whole directory to find a hole (it was hundreds) */
+	most = 0;
+	for (unsigned i = 0; i < 20; i++) {
+		vol = open_mode(path, TUX3_OPEN_RDWR);
+		char name[40];
+		unsigned len = (unsigned)sprintf(name, "cold-create-%u", i);
+		tux3_ino_t ino, found;
+		uint64_t before = vol->dir_block_reads;
+		CHECK_EQ(tux3_create(vol, dir, name, len, 0644, 0, 0, &ino), 0);
+		uint64_t n = vol->dir_block_reads - before;
+		most = n > most ? n : most;
+		CHECK_EQ(tux3_umount(vol), 0);
+		vol = open_mode(path, TUX3_OPEN_RDONLY);
+		CHECK_EQ(tux3_lookup(vol, dir, name, len, &found), 0);
+		CHECK_EQ(found, ino);
+		CHECK_EQ(tux3_umount(vol), 0);
+	}
+	printf("  %u-byte blocks: at most %llu directory blocks read by a "
+	       "cold create\n", 1u << bits, (unsigned long long)most);
+	CHECK(most <= 12);
+	fsck_clean(path);
 
 	/* a foreign commit: every index stale, lookups still right */
 	break_seal(path);
