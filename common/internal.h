@@ -90,6 +90,13 @@ void diff_item_free(struct diff_item *it);
 typedef int (*walk_blob_fn)(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 			    unsigned len, tux3_block_t leafblock);
 int walk_inode_blobs(struct tux3_volume *vol, walk_blob_fn fn, void *ctx);
+/* Inside a tux3_walk inode callback for inum: the blob as the inode
+ * table holds it (true), valid until the callback returns. */
+bool walk_blob_of(const struct tux3_volume *vol, tux3_ino_t inum,
+		  const uint8_t **blob, unsigned *len);
+/* ... and whether every version reads it as it stands: its attributes
+ * are all of label 0, none ABSENT (doc/format.md 17.3a). */
+bool walk_blob_plain(const struct tux3_volume *vol, tux3_ino_t inum);
 
 /* ---- snapshot_compact.c (doc/format.md 17.8) ---- */
 /* A volume whose table holds the live version alone taken back to the

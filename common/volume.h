@@ -318,6 +318,12 @@ struct tux3_volume {
 					 * (dir.c) */
 	uint64_t ns_state_bytes;	/* the last namespace check's per-inode
 					 * state (check.c), for fsck -t */
+	/* the blob tux3_walk's inode callback is called for (walk.c,
+	 * walk_blob_of), so that the library's own visitors can look at
+	 * its version labels without reading the inode again */
+	const uint8_t *walk_blob;
+	unsigned walk_bloblen;
+	tux3_ino_t walk_ino;
 	struct dir_index_set *dirindex;	/* dir_index.c; NULL until used */
 	struct tux3_error error;
 	char **warnings;

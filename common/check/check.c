@@ -213,7 +213,22 @@ struct nscheck {
 	void *ctx;
 	unsigned problems;
 	unsigned depth;
+	bool cache_tried, own_cache;	/* ns_cache */
 };
+
+#define NS_CACHE_BYTES (8u << 20)
+
+/* Inodes loaded by number probe the inode table: a block cache keeps its
+ * nodes at hand, taken at the first such load (few volumes need it) and
+ * only where the caller has none of its own. */
+static void ns_cache(struct nscheck *c)
+{
+	if (c->cache_tried)
+		return;
+	c->cache_tried = true;
+	c->own_cache = !c->vol->dev.cache &&
+		       !tux3_set_cache(c->vol, NS_CACHE_BYTES);
+}
 
 static int ns_inode(void *ctx, const struct tux3_stat *st,
 		    tux3_block_t leafblock, unsigned bloblen)
@@ -223,9 +238,12 @@ static int ns_inode(void *ctx, const struct tux3_stat *st,
 	uint32_t mode = st->mode, nlink = st->nlink;
 	if (st->ino < TUX3_ROOT_INO)
 		return 1;	/* internal inodes have no names */
-	if (vinode_applies(c->vol, st->ino)) {
-		/* the selected version's inode, or none in this version */
+	if (vinode_applies(c->vol, st->ino) &&
+	    !walk_blob_plain(c->vol, st->ino)) {
+		/* the selected version's inode, or none in this version (an
+		 * inode no version has changed reads alike in all) */
 		struct inode inode;
+		ns_cache(c);
 		int err = inode_load(c->vol, st->ino, &inode);
 		if (err == -ENOMEM)
 			return err;
@@ -368,6 +386,8 @@ int tux3_check_namespace(struct tux3_volume *vol, tux3_ns_fn fn, void *ctx)
 		goto out;
 	err = inode_state_each(&c.st, ns_settle, &c);
 out:
+	if (c.own_cache)
+		tux3_set_cache(vol, 0);
 	vol->ns_state_bytes = inode_state_bytes(&c.st);
 	inode_state_free(&c.st);
 	return err < 0 ? err : (int)c.problems;

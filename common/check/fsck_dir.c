@@ -229,13 +229,7 @@ static int ns_round(struct fsck *f, struct declined *declined)
 {
 	struct nslist l = { .f = f };
 	int structural = 0;
-	/* with versions every inode is loaded by number (its projection):
-	 * a block cache keeps the itree at hand (issue 26) */
-	if (f->vol->vt)
-		tux3_set_cache(f->vol, 64u << 20);
 	int err = tux3_check_namespace(f->vol, ns_collect, &l);
-	if (f->vol->vt)
-		tux3_set_cache(f->vol, 0);
 	if (err < 0) {
 		ns_free(&l);
 		return err;

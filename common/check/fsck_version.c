@@ -137,21 +137,31 @@ static bool report(struct elements *e, unsigned id, struct list_report *r)
 			    (uint64_t)e->inum, text);
 }
 
-/* The attribute lists of one inode (EL1-EL3 per kind and atom). */
+/* The attribute lists of one inode (EL1-EL3 per kind and atom), from
+ * the blob the walk is at.  One whose attributes are all of label 0
+ * has nothing to check or note (every version reads it alike): most of
+ * a volume's inodes, so that this pass costs little more than the
+ * walk where few files were changed between snapshots. */
 static int check_attr_lists(struct elements *e, tux3_ino_t inum)
 {
 	struct tux3_volume *vol = e->f->vol;
 	struct vattrs x;
-	uint8_t *blob;
+	const uint8_t *blob;
+	uint8_t *copy = NULL;
 	unsigned len, bad_at;
-	int err = itree_blob(vol, inum, &blob, &len);
-	if (!err && len && !(err = vattrs_decode(blob, len, &x, &bad_at))) {
+	int err = 0;
+	if (!walk_blob_of(vol, inum, &blob, &len)) {
+		err = itree_blob(vol, inum, &copy, &len);
+		blob = copy;
+	}
+	if (!err && len && !vattrs_plain(blob, len) &&
+	    !(err = vattrs_decode(blob, len, &x, &bad_at))) {
 		vattrs_check(vol->vt, &x, attr_problem, e);
 		if (e->ix)
 			vns_note_attrs(e->ix, inum, &x);
 		vattrs_free(&x);
 	}
-	free(blob);
+	free(copy);
 	tux3_clear_error(vol);
 	return err == -ENOMEM ? err : 0;	/* damage: pass 4's */
 }
@@ -605,8 +615,6 @@ static int finish_delete(struct fsck *f)
 	return 0;
 }
 
-#define PASS9_CACHE_BYTES	(64u << 20)
-
 int fsck_pass9(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
@@ -695,16 +703,11 @@ int fsck_pass9(struct fsck *f)
 		struct vns_index *ix = vns_index_new();
 		if (!ix)
 			return -ENOMEM;
-		/* every inode's blob is probed by number: keep the itree's
-		 * nodes and leaves at hand (a cache is only a cache: no
-		 * failure matters) */
-		tux3_set_cache(vol, PASS9_CACHE_BYTES);
 		int err = tree_bad ? 0 : check_elements(f, ix);
 		bool all = false;
 		if (!err && !tree_bad)
 			err = check_namespaces(f, &all, ix);
 		vns_index_free(ix);
-		tux3_set_cache(vol, 0);
 		/* the snapshots dropped: their elements go */
 		if (!err && all)
 			err = check_elements(f, NULL);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include "internal.h"
 #include "tux3_walk.h"
+#include "version/version.h"
 #include "version/vfilemap.h"
 #include "version/vleaf.h"
 
@@ -320,7 +321,11 @@ static int visit_ileaf(void *ctx, struct btree *bt, uint64_t blocknr,
 			if (inode_count_blocks(vol, &inode, &blocks))
 				tux3_clear_error(vol);	/* reported below */
 			inode_to_stat(vol, &inode, &st, blocks);
+			vol->walk_blob = blob;
+			vol->walk_bloblen = len;
+			vol->walk_ino = ibase + k;
 			r = w->ops->inode(w->ctx, &st, blocknr, len);
+			vol->walk_blob = NULL;
 		}
 		if (!r)
 			r = walk_inode_data(w, &inode);
@@ -572,6 +577,23 @@ static int visit_blob_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	(void)lo; (void)hi;
 	b->leafblock = blocknr;
 	return ileaf_each(leaf, bt->vol->blocksize, visit_blob, b);
+}
+
+bool walk_blob_of(const struct tux3_volume *vol, tux3_ino_t inum,
+		  const uint8_t **blob, unsigned *len)
+{
+	if (!vol->walk_blob || vol->walk_ino != inum)
+		return false;
+	*blob = vol->walk_blob;
+	*len = vol->walk_bloblen;
+	return true;
+}
+
+bool walk_blob_plain(const struct tux3_volume *vol, tux3_ino_t inum)
+{
+	const uint8_t *blob;
+	unsigned len;
+	return walk_blob_of(vol, inum, &blob, &len) && vattrs_plain(blob, len);
 }
 
 int walk_inode_blobs(struct tux3_volume *vol, walk_blob_fn fn, void *ctx)

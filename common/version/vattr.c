@@ -71,6 +71,28 @@ static int find(const struct vattrs *x, uint32_t key, unsigned label)
 	return -1;
 }
 
+bool vattrs_plain(const uint8_t *blob, unsigned len)
+{
+	for (unsigned off = 0; off < len;) {
+		if (len - off < 2)
+			return false;
+		unsigned head = be16(blob + off), kind = head >> 12;
+		int fixed = kind_size[kind];
+		if ((head & 0xfff) || kind == VATTR_ABSENT || fixed < 0)
+			return false;
+		unsigned size = (unsigned)fixed;
+		if (!fixed) {
+			if (len - off < 4)
+				return false;
+			size = 2 + be16(blob + off + 2);
+		}
+		if (len - off - 2 < size)
+			return false;
+		off += 2 + size;
+	}
+	return true;
+}
+
 int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
 		  unsigned *bad_at)
 {

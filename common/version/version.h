@@ -315,6 +315,10 @@ struct vattrs {
  * label); -ENOMEM. */
 int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
 		  unsigned *bad_at);
+/* Whether a blob parses with every attribute of label 0 and none
+ * ABSENT: an inode every version reads alike (false when it does not
+ * parse: the caller takes its careful path). */
+bool vattrs_plain(const uint8_t *blob, unsigned len);
 /* Encode into blob (cap bytes): the size, or -ENOSPC. */
 int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap);
 void vattrs_free(struct vattrs *x);

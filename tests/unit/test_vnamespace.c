@@ -2,7 +2,8 @@
  * Layer: fsck pass 9's snapshot namespaces by what differs
  * (check/fsck_vnamespace.c).  Counted work, not time: the inodes pass 9
  * loads stay flat as snapshots of an unchanged tree grow from 0 to 64,
- * and grow with the changes, not with files x snapshots, when files are
+ * (and pass 5 reads no inode again that no version changed), and grow
+ * with the changes, not with files x snapshots, when files are
  * created, rewritten, renamed and removed between snapshots (in the live
  * version and in snapshots, which makes ghosts).  A link count made wrong
  * in one snapshot only is still found there.
@@ -97,27 +98,48 @@ static struct tux3_fsck_result check(const char *path)
 	return res;
 }
 
-/* Pass 9's inode loads on a fresh tree with n snapshots, which checks
- * clean. */
-static uint64_t loads_with(unsigned n, bool changes)
+/* fsck's result on a fresh tree with n snapshots, which checks clean. */
+static struct tux3_fsck_result result_with(unsigned n, bool changes)
 {
 	const char *path = tree();
 	snapshots(path, n, changes);
 	struct tux3_fsck_result res = check(path);
 	CHECK_EQ(res.found, 0);
-	return res.inode_loads[9];
+	return res;
+}
+
+/* Pass 9's inode loads on that volume. */
+static uint64_t loads_with(unsigned n, bool changes)
+{
+	return result_with(n, changes).inode_loads[9];
 }
 
 TEST(unchanged_tree_costs_nothing_per_snapshot)
 {
-	uint64_t l0 = loads_with(0, false), l16 = loads_with(16, false),
-		 l64 = loads_with(64, false);
+	struct tux3_fsck_result r0 = result_with(0, false),
+				r16 = result_with(16, false),
+				r64 = result_with(64, false);
+	uint64_t l0 = r0.inode_loads[9], l16 = r16.inode_loads[9],
+		 l64 = r64.inode_loads[9];
 	printf("pass 9 inode loads, %u files: %llu, %llu, %llu (0, 16, 64 "
 	       "snapshots)\n", FILES, (unsigned long long)l0,
 	       (unsigned long long)l16, (unsigned long long)l64);
 	/* before: every snapshot's namespace walked, FILES loads each */
 	CHECK(l64 <= l0 + 16);
 	CHECK(l16 <= l0 + 16);
+	/* pass 5 and pass 9 read no inode again that no version changed
+	 * (before: pass 5 loaded every inode through its projection, and
+	 * pass 9 probed every blob by number, with any snapshot at all) */
+	printf("pass 5 inode loads: %llu, %llu; device reads of passes 5 "
+	       "and 9: %llu, %llu (0, 64 snapshots)\n",
+	       (unsigned long long)r0.inode_loads[5],
+	       (unsigned long long)r64.inode_loads[5],
+	       (unsigned long long)(r0.device_reads[5] + r0.device_reads[9]),
+	       (unsigned long long)(r64.device_reads[5] +
+				    r64.device_reads[9]));
+	CHECK(r64.inode_loads[5] <= r0.inode_loads[5] + 16);
+	CHECK(r64.device_reads[5] + r64.device_reads[9] <=
+	      2 * (r0.device_reads[5] + r0.device_reads[4]) + 16);
 }
 
 TEST(changes_cost_what_they_change)
