@@ -19,6 +19,7 @@
 #include "version/vinode.h"
 #include "version/vfilemap.h"
 #include "version/vleaf.h"
+#include "tux3_walk.h"
 
 /* ---- dirhash_feature.c: DIR_INDEX set or cleared (tux3tune -O) ---- */
 /* Every directory (volume_dirs) or every inode (volume_inodes) of the
@@ -90,6 +91,11 @@ void diff_item_free(struct diff_item *it);
 typedef int (*walk_blob_fn)(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 			    unsigned len, tux3_block_t leafblock);
 int walk_inode_blobs(struct tux3_volume *vol, walk_blob_fn fn, void *ctx);
+/* tux3_walk for a visitor that does not use tux3_stat.blocks (left 0):
+ * the count is a walk of each inode's whole data map, which the
+ * checkers that need only names, types and links do not pay for. */
+int walk_uncounted(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		   void *ctx);
 /* Inside a tux3_walk inode callback for inum: the blob as the inode
  * table holds it (true), valid until the callback returns. */
 bool walk_blob_of(const struct tux3_volume *vol, tux3_ino_t inum,
@@ -112,5 +118,10 @@ int version_compact_delta(struct tux3_volume *vol,
 /* ---- check/check.c, for the tests' write-ordering lint ---- */
 /* Blocks the committed state's on-disk contents matter for. */
 int committed_map(struct tux3_volume *vol, uint8_t **map);
+/* tux3_check_alloc, and the inodes from TUX3_NORMAL_INO up that its walk
+ * met: *inodes, or UINT64_MAX when the walk met damage (an inode it could
+ * not decode is not counted: the caller counts the blobs itself). */
+int check_alloc_counted(struct tux3_volume *vol, tux3_check_fn fn, void *ctx,
+			uint64_t *inodes);
 
 #endif

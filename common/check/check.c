@@ -23,6 +23,8 @@ struct shadow {
 	void *ctx;
 	unsigned problems;
 	bool nomem;		/* the map could not grow */
+	uint64_t inodes;	/* decoded, from TUX3_NORMAL_INO up */
+	bool damaged;		/* the walk met something it could not read */
 };
 
 static void report(struct shadow *s, uint64_t block, uint64_t count,
@@ -77,7 +79,18 @@ static int on_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 static int on_error(void *ctx, const struct tux3_error *e)
 {
 	struct shadow *s = ctx;
+	s->damaged = true;
 	report(s, e->block, 1, TUX3_BLOCK_UNREADABLE);
+	return 0;
+}
+
+static int on_inode(void *ctx, const struct tux3_stat *st,
+		    tux3_block_t leafblock, unsigned bloblen)
+{
+	struct shadow *s = ctx;
+	(void)leafblock; (void)bloblen;
+	if (st->ino >= TUX3_NORMAL_INO)
+		s->inodes++;
 	return 0;
 }
 
@@ -87,7 +100,7 @@ static int shadow_build(struct shadow *s)
 	struct tux3_volume *vol = s->vol;
 	struct tux3_walk_ops ops = {
 		.bnode = on_node, .leaf = on_node, .logblock = on_logblock,
-		.extent = on_extent, .error = on_error,
+		.extent = on_extent, .error = on_error, .inode = on_inode,
 	};
 	int err = spacemap_init(&s->map, vol->blockbits + 3,
 				vol->blockbits + 3, vol->volblocks);
@@ -107,7 +120,9 @@ static int shadow_build(struct shadow *s)
 	/* freed by the open delta: in use until its commit is durable */
 	for (size_t i = 0; i < vol->defer_free.count; i++)
 		mark(s, vol->defer_free.v[i].block, vol->defer_free.v[i].count);
-	err = tux3_walk(vol, &ops, s);
+	err = walk_uncounted(vol, &ops, s);
+	if (err == -EUCLEAN)
+		s->damaged = true;
 	if (!(err < 0 && err != -EUCLEAN) && s->nomem)
 		err = -ENOMEM;
 	if (err < 0 && err != -EUCLEAN) {
@@ -182,8 +197,16 @@ static int next_chunk(struct shadow *s, uint64_t from, uint64_t *index)
 
 int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 {
+	uint64_t inodes;
+	return check_alloc_counted(vol, fn, ctx, &inodes);
+}
+
+int check_alloc_counted(struct tux3_volume *vol, tux3_check_fn fn, void *ctx,
+			uint64_t *inodes)
+{
 	struct shadow s = { .vol = vol, .report = fn, .ctx = ctx };
 	uint64_t index;
+	*inodes = UINT64_MAX;
 	int err = shadow_build(&s);
 	if (err)
 		return err;
@@ -197,6 +220,7 @@ int tux3_check_alloc(struct tux3_volume *vol, tux3_check_fn fn, void *ctx)
 		err = next_chunk(&s, index + 1, &index);
 	}
 	spacemap_free(&s.map);
+	*inodes = s.damaged ? UINT64_MAX : s.inodes;
 	return err ? err : (int)s.problems;
 }
 
@@ -371,7 +395,7 @@ int tux3_check_namespace(struct tux3_volume *vol, tux3_ns_fn fn, void *ctx)
 	struct nscheck c = { .vol = vol, .report = fn, .ctx = ctx };
 	struct tux3_walk_ops ops = { .inode = ns_inode };
 	struct ino_info root;
-	int err = tux3_walk(vol, &ops, &c);
+	int err = walk_uncounted(vol, &ops, &c);
 	if (err < 0 && err != -EUCLEAN)
 		goto out;
 	if (!inode_state_get(&c.st, TUX3_ROOT_INO, &root) ||

@@ -74,7 +74,7 @@ static int count_names(struct tux3_volume *vol, struct name_walk *w)
 				     .error = walk_error };
 	if (w->count)
 		qsort(w->refs, w->count, sizeof(*w->refs), ref_cmp);
-	int err = tux3_walk(vol, &ops, w);
+	int err = walk_uncounted(vol, &ops, w);
 	tux3_clear_error(vol);
 	return err < 0 && err != -EUCLEAN ? err : 0;
 }

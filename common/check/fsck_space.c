@@ -325,21 +325,26 @@ static int icount_bad(void *ctx, struct btree *bt, int level,
 	return 0;
 }
 
-static int pass8_usedinodes(struct fsck *f)
+/* inodes: what the block walk of this pass counted, or UINT64_MAX when
+ * it met damage: then every blob is counted by a walk of its own. */
+static int pass8_usedinodes(struct fsck *f, uint64_t inodes)
 {
 	static const struct btree_visit visit = { .leaf = icount_leaf,
 						  .bad = icount_bad };
 	struct tux3_volume *vol = f->vol;
 	struct btree bt = { .vol = vol, .root = vol->iroot, .ops = &itree_ops };
-	struct icount c = { 0 };
-	int err = btree_traverse(&bt, &visit, &c);
-	if (err == -ENOMEM)
-		return err;
-	if (err || c.damaged) {
-		tux3_clear_error(vol);
-		fsck_info(f, "used inode count not checked: the inode table "
-			  "is damaged");
-		return 0;
+	struct icount c = { .count = inodes };
+	if (inodes == UINT64_MAX) {
+		c.count = 0;
+		int err = btree_traverse(&bt, &visit, &c);
+		if (err == -ENOMEM)
+			return err;
+		if (err || c.damaged) {
+			tux3_clear_error(vol);
+			fsck_info(f, "used inode count not checked: the inode "
+				  "table is damaged");
+			return 0;
+		}
 	}
 	uint64_t want = TUX3_NORMAL_INO + c.count;
 	if (vol->super.usedinodes != want &&
@@ -360,8 +365,10 @@ int fsck_pass8(struct fsck *f)
 	if (err)
 		return err;
 	struct pass8 p = { .f = f, .free0 = f->vol->freeblocks };
+	uint64_t inodes = UINT64_MAX;
 	err = pass8_conflicts(&p);
-	if (!err && (err = tux3_check_alloc(f->vol, alloc_problem, &p)) > 0)
+	if (!err && (err = check_alloc_counted(f->vol, alloc_problem, &p,
+					       &inodes)) > 0)
 		err = 0;
 	if (!err)
 		fsck_progress(f, f->vol->volblocks, f->vol->volblocks);
@@ -371,7 +378,7 @@ int fsck_pass8(struct fsck *f)
 	if (!err && !f->stop)
 		err = pass8_freeblocks(&p);
 	if (!err && !f->stop)
-		err = pass8_usedinodes(f);
+		err = pass8_usedinodes(f, inodes);
 	blockset_free(&p.bad_groups);
 	return err;
 }

@@ -665,7 +665,7 @@ int fsck_pass3(struct fsck *f)
 	/* a repair can make subtrees reachable that were not walked (the
 	 * kept entries of a rebuilt node): walk again until nothing new */
 	for (p.round = 0; p.round < 4 && !f->stop; p.round++) {
-		err = tux3_walk(f->vol, &wops, &p);
+		err = walk_uncounted(f->vol, &wops, &p);
 		if (err < 0 && err != -EUCLEAN && err != -ECANCELED)
 			break;
 		err = 0;

@@ -216,7 +216,7 @@ static int check_elements(struct fsck *f, struct vns_index *ix)
 	struct tux3_walk_ops ops = { .inode = element_inode,
 				     .error = element_error };
 	struct elements e = { .f = f, .ix = ix };
-	int err = tux3_walk(f->vol, &ops, &e);
+	int err = walk_uncounted(f->vol, &ops, &e);
 	tux3_clear_error(f->vol);
 	if (err == -ENOMEM)
 		goto out;

@@ -500,7 +500,7 @@ static int base_build(struct vns *s)
 {
 	struct tux3_walk_ops ops = { .inode = base_inode,
 				     .error = base_error };
-	int err = tux3_walk(s->vol, &ops, s);
+	int err = walk_uncounted(s->vol, &ops, s);
 	tux3_clear_error(s->vol);
 	if (err == -ENOMEM)
 		return err;

@@ -20,6 +20,7 @@ struct walk {
 	int stop;		/* a callback's negative return */
 	tux3_ino_t inum;	/* inode being visited */
 	uint64_t *keys, *children;
+	bool no_blocks;		/* stat.blocks left 0 (walk_uncounted) */
 };
 
 /* A validation error at a site: report it, forget it, go on. */
@@ -318,7 +319,10 @@ static int visit_ileaf(void *ctx, struct btree *bt, uint64_t blocknr,
 		}
 		if (w->ops->inode) {
 			struct tux3_stat st;
-			if (inode_count_blocks(vol, &inode, &blocks))
+			/* a walk of the whole data map: only for a
+			 * visitor that uses the count */
+			if (!w->no_blocks &&
+			    inode_count_blocks(vol, &inode, &blocks))
 				tux3_clear_error(vol);	/* reported below */
 			inode_to_stat(vol, &inode, &st, blocks);
 			vol->walk_blob = blob;
@@ -439,8 +443,23 @@ int tux3_walk_bitmap(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	return walk_table(vol, ops, ctx, walk_bitmap);
 }
 
+static int walk_run(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		    void *ctx, bool no_blocks);
+
 int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	      void *ctx)
+{
+	return walk_run(vol, ops, ctx, false);
+}
+
+int walk_uncounted(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		   void *ctx)
+{
+	return walk_run(vol, ops, ctx, true);
+}
+
+static int walk_run(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
+		    void *ctx, bool no_blocks)
 {
 	static const struct btree_visit ivisit = {
 		.bnode = visit_bnode, .leaf = visit_ileaf, .bad_at = visit_bad,
@@ -450,7 +469,7 @@ int tux3_walk(struct tux3_volume *vol, const struct tux3_walk_ops *ops,
 	};
 	unsigned cap = bnode_capacity(vol->blocksize);
 	struct walk w = { .vol = vol, .ops = ops, .ctx = ctx,
-			  .inum = TUX3_NONE };
+			  .inum = TUX3_NONE, .no_blocks = no_blocks };
 	int r = 0;
 
 	w.keys = malloc(cap * sizeof(*w.keys));

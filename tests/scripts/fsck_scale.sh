@@ -6,6 +6,9 @@
 #                       reads, within 8x..12x (a pass per entry over a tree
 #                       lookup, or a cache that thrashes, shows as more)
 #   fsck_scale/loads    inodes loaded in all passes: 10x, within 8x..12x
+#   fsck_scale/one-walk-pass8  pass 8 reads the inode table once (its
+#                       block walk counts the inodes too): no more than
+#                       1.25x pass 4's reads, which walk the same trees
 #   fsck_scale/state    pass 5's per-inode state: under 2 bytes a file
 #   fsck_scale/populate mkfs.tux3 -d's peak memory: the larger tree costs
 #                       less than 1 MiB more than the smaller (flat)
@@ -80,6 +83,15 @@ if [ "$passes" -ge 8 ] && [ -z "$bad" ]; then
 	pass reads
 else
 	fail reads "${bad:-$passes passes counted}"
+fi
+
+r4=$(awk '$1 == 4 { print $3 }' "$work/w.big")
+r8=$(awk '$1 == 8 { print $3 }' "$work/w.big")
+if [ -n "$r4" ] && [ -n "$r8" ] && [ "$r8" -gt 0 ] &&
+   [ $((r8 * 4)) -le $((r4 * 5)) ]; then
+	pass one-walk-pass8
+else
+	fail one-walk-pass8 "pass 8 read ${r8:-?} blocks, pass 4 ${r4:-?}"
 fi
 
 ls=$(awk '{ s += $2 } END { print s + 0 }' "$work/w.small")
