@@ -534,6 +534,8 @@ static int data_walk(struct p4 *p, tux3_ino_t inum, uint64_t packed,
 	struct inode probe = { .inum = inum, .dtree = packed };
 	bool versioned = vfilemap_is_versioned(vol, &probe);
 	tux3_clear_error(vol);
+	if (versioned && p->phase == PH_MARK)
+		p->f->vtrees++;
 	if (versioned && !vtable_marked(vol)) {
 		snprintf(what, sizeof(what), "a versioned data tree (vleaf) on "
 			 "a volume without versions");
@@ -1055,6 +1057,9 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 	uint64_t found = f->res->found;
 	p->cur.r = (struct rec){ .inum = inum };
 
+	/* what pass 9 has to check: inodes some version changed */
+	if (vol->vt && !vattrs_plain(blob, len))
+		f->vblobs++;
 	err = tdecode(&d, vol, inum, blob, len, leafblock, what, sizeof(what));
 	if (err == -ENOMEM)
 		goto out;
@@ -1957,8 +1962,12 @@ int fsck_pass4(struct fsck *f)
 	f->progress_max = si.usedinodes;
 
 	p->phase = PH_MARK;
+	f->vblobs = f->vtrees = 0;
+	f->vcounted = false;
 	if ((err = walk_all(p)) || (err = p->map_err))
 		goto out;
+	f->vcounted = true;
+	f->vcounted_fixed = f->res->fixed;
 	fsck_progress(f, f->progress, f->progress_max);
 	runs_settle(p);
 	if (p->nruns && !f->stop) {

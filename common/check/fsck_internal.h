@@ -111,6 +111,13 @@ struct fsck {
 	/* a repair changed what earlier passes checked against (pass 9
 	 * dropped the version marks): one more round after the commit */
 	bool again;
+	/* pass 4 -> 9: the inodes some version changed (blobs with an
+	 * attribute of a label other than 0, or ABSENT) and the versioned
+	 * data trees its walk met, and the repairs made by then: with none
+	 * of either, and no repair since, pass 9 has no element to check */
+	uint64_t vblobs, vtrees;
+	bool vcounted;
+	uint64_t vcounted_fixed;
 	bool unusable;		/* the volume cannot be checked further */
 	/* pass 2: P2_ITABLE_LOST answered yes, the volume to make again
 	 * (once the failed replay's handle is closed) */

@@ -138,8 +138,13 @@ TEST(unchanged_tree_costs_nothing_per_snapshot)
 	       (unsigned long long)(r64.device_reads[5] +
 				    r64.device_reads[9]));
 	CHECK(r64.inode_loads[5] <= r0.inode_loads[5] + 16);
-	CHECK(r64.device_reads[5] + r64.device_reads[9] <=
-	      2 * (r0.device_reads[5] + r0.device_reads[4]) + 16);
+	/* and pass 9 walks no inode: pass 4 saw none that a version
+	 * changed (before: a walk of the whole inode table) */
+	printf("pass 9 device reads: %llu, %llu (pass 4: %llu)\n",
+	       (unsigned long long)r0.device_reads[9],
+	       (unsigned long long)r64.device_reads[9],
+	       (unsigned long long)r64.device_reads[4]);
+	CHECK(r64.device_reads[9] <= r0.device_reads[9] + 8);
 }
 
 TEST(changes_cost_what_they_change)
