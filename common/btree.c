@@ -134,8 +134,63 @@ struct traverse {
 	uint64_t path[TUX3_MAX_DEPTH];	/* the bnodes above the node ... */
 	unsigned index[TUX3_MAX_DEPTH];	/* ... and the entries followed */
 	struct blockset seen;
+	struct spacemap dense;		/* seen, once it grew (seen_add) */
+	bool dense_on;
 	int err;
 };
+
+/*
+ * The nodes a traversal has reached, to refuse a cycle or a node reached
+ * twice: a hash set while there are few (a file's tree has a handful),
+ * then, past SEEN_DENSE of them, a bitmap of the volume's blocks in
+ * chunks made where nodes are (io/spacemap.c).  The set costs 16 to 32
+ * bytes a node, which for the inode table of ten million files was most
+ * of fsck's memory; the bitmap costs a bit a block of the regions the
+ * tree lies in.  Blocks beyond the volume (damage) stay in the set.
+ */
+#define SEEN_DENSE	4096
+#define SEEN_CHUNK_BITS	15
+
+static int seen_densify(struct traverse *t)
+{
+	struct tux3_volume *vol = t->bt->vol;
+	struct blockset outside = { 0 };
+	int err = spacemap_init(&t->dense, SEEN_CHUNK_BITS, SEEN_CHUNK_BITS,
+				vol->volblocks);
+	for (size_t i = 0; !err && i < t->seen.cap; i++) {
+		uint64_t b = t->seen.slots[i];
+		if (!b--)
+			continue;
+		int r = b < vol->volblocks ? spacemap_set(&t->dense, b, true) :
+			blockset_add(&outside, b);
+		err = r < 0 ? r : 0;
+	}
+	if (err) {
+		spacemap_free(&t->dense);
+		blockset_free(&outside);
+		return err;
+	}
+	blockset_free(&t->seen);
+	t->seen = outside;
+	t->dense_on = true;
+	return 0;
+}
+
+/* 1: blocknr is new, 0: reached before, or a negative errno. */
+static int seen_add(struct traverse *t, uint64_t blocknr)
+{
+	if (t->dense_on && blocknr < t->bt->vol->volblocks) {
+		int was = spacemap_set(&t->dense, blocknr, true);
+		return was < 0 ? was : !was;
+	}
+	int r = blockset_add(&t->seen, blocknr);
+	if (r == 1 && !t->dense_on && t->seen.count >= SEEN_DENSE) {
+		int err = seen_densify(t);
+		if (err)
+			return err;
+	}
+	return r;
+}
 
 static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 			 uint64_t lo, uint64_t hi)
@@ -144,7 +199,7 @@ static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 	struct tux3_volume *vol = bt->vol;
 	bool leaf = level == (int)bt->root.depth - 1;
 	uint8_t *buf = t->bufs[level];
-	int err = blockset_add(&t->seen, blocknr);
+	int err = seen_add(t, blocknr);
 	bool twice = !err;
 
 	if (err < 0)
@@ -228,5 +283,7 @@ out:
 	for (unsigned i = 0; i < bt->root.depth; i++)
 		free(t.bufs[i]);
 	blockset_free(&t.seen);
+	if (t.dense_on)
+		spacemap_free(&t.dense);
 	return r;
 }

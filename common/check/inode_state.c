@@ -1,23 +1,23 @@
 /*
  * The namespace check's per-inode state (inode_state.h).  A flat array
  * of a struct per inode costs 16 bytes an inode and a binary search per
- * directory entry; here an inode takes one byte:
+ * directory entry; here an inode takes half a byte, a code:
  *
- *   bits 0-3  its directory-entry type (TUX3_DT_*)
- *   bit 4     ONE: one name met (an inode of link count 1)
- *   bit 5     BIG: its counters are in the table of exact counters
- *   bit 6     an orphan
- *   bit 7     present
+ *   0      no inode
+ *   1      BIG: everything in the table of exact counters
+ *   2..15  an inode of entry type 1..7 (TUX3_DT_*) and link count 1, not
+ *          an orphan: (type - 1) * 2 + 2, plus 1 once one name was met
  *
- * A directory, an inode whose link count is not 1 and an inode met
- * under a second name move to the table of exact counters (an entry of
- * 24 bytes, at most half full): in the usual tree, about one inode in a
- * hundred or a thousand.  Inode numbers are grouped in chunks of 1,024;
- * a chunk is made when one of its inodes is added, so a sparse table
- * costs at most 1 KiB (plus 16 bytes) for each inode far from the rest.
- * The walker adds inodes in number order and a directory's entries
- * mostly name inodes made next to each other, so the chunk found last
- * answers most lookups without the binary search.
+ * A directory, an inode whose link count is not 1, an orphan, an inode
+ * of no known type, and an inode met under a second name move to the
+ * table of exact counters (an entry of 24 bytes, at most half full): in
+ * the usual tree, about one inode in a hundred or a thousand.  Inode
+ * numbers are grouped in chunks of 1,024 (512 bytes); a chunk is made
+ * when one of its inodes is added, so a sparse table costs at most
+ * 512 bytes (plus 16) for each inode far from the rest.  The walker adds
+ * inodes in number order and a directory's entries mostly name inodes
+ * made next to each other, so the chunk found last answers most lookups
+ * without the binary search.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,12 +27,22 @@
 
 #define CHUNK_BITS	10
 #define CHUNK		(1u << CHUNK_BITS)
+#define CHUNK_BYTES	(CHUNK / 2)
 
-#define S_TYPE		0x0f
-#define S_ONE		0x10
-#define S_BIG		0x20
-#define S_ORPHAN	0x40
-#define S_PRESENT	0x80
+#define C_NONE		0
+#define C_BIG		1
+#define C_SMALL		2	/* the first code of a small inode */
+#define C_ONE		1	/* in a small code: one name met */
+
+static unsigned small_code(unsigned dtype)
+{
+	return (dtype - 1) * 2 + C_SMALL;
+}
+
+static unsigned small_dtype(unsigned code)
+{
+	return ((code - C_SMALL) >> 1) + 1;
+}
 
 /* ---- chunks ---- */
 
@@ -62,11 +72,29 @@ static size_t chunk_index(struct inode_state *s, uint64_t inum, bool *found)
 	return lo;
 }
 
+/* The byte holding inum's code (the low nibble for an even number), or
+ * NULL when its chunk was never made. */
 static uint8_t *byte_of(struct inode_state *s, uint64_t inum)
 {
 	bool found;
 	size_t i = chunk_index(s, inum, &found);
-	return found ? &s->chunks[i].bytes[inum & (CHUNK - 1)] : NULL;
+	return found ? &s->chunks[i].bytes[(inum & (CHUNK - 1)) >> 1] : NULL;
+}
+
+static unsigned code_in(const uint8_t *b, uint64_t inum)
+{
+	return b ? (*b >> ((inum & 1) * 4)) & 15 : C_NONE;
+}
+
+static unsigned code_of(struct inode_state *s, uint64_t inum)
+{
+	return code_in(byte_of(s, inum), inum);
+}
+
+static void code_set(uint8_t *b, uint64_t inum, unsigned code)
+{
+	unsigned shift = (inum & 1) * 4;
+	*b = (uint8_t)((*b & ~(15u << shift)) | (code << shift));
 }
 
 static uint8_t *byte_make(struct inode_state *s, uint64_t inum)
@@ -74,7 +102,7 @@ static uint8_t *byte_make(struct inode_state *s, uint64_t inum)
 	bool found;
 	size_t i = chunk_index(s, inum, &found);
 	if (found)
-		return &s->chunks[i].bytes[inum & (CHUNK - 1)];
+		return &s->chunks[i].bytes[(inum & (CHUNK - 1)) >> 1];
 	if (s->nchunks == s->capchunks) {
 		size_t cap = s->capchunks ? s->capchunks * 2 : 64;
 		struct ino_chunk *n = realloc(s->chunks, cap * sizeof(*n));
@@ -83,7 +111,7 @@ static uint8_t *byte_make(struct inode_state *s, uint64_t inum)
 		s->chunks = n;
 		s->capchunks = cap;
 	}
-	uint8_t *bytes = calloc(CHUNK, 1);
+	uint8_t *bytes = calloc(CHUNK_BYTES, 1);
 	if (!bytes)
 		return NULL;
 	memmove(&s->chunks[i + 1], &s->chunks[i],
@@ -92,7 +120,7 @@ static uint8_t *byte_make(struct inode_state *s, uint64_t inum)
 		.base = inum & ~(uint64_t)(CHUNK - 1), .bytes = bytes };
 	s->nchunks++;
 	s->last = i;
-	return &bytes[inum & (CHUNK - 1)];
+	return &bytes[(inum & (CHUNK - 1)) >> 1];
 }
 
 /* ---- exact counters ---- */
@@ -154,34 +182,42 @@ int inode_state_add(struct inode_state *s, uint64_t inum, unsigned dtype,
 	uint8_t *b = byte_make(s, inum);
 	if (!b)
 		return -ENOMEM;
-	if (*b & S_PRESENT)
+	if (code_in(b, inum) != C_NONE)
 		return 0;
-	*b = (uint8_t)(S_PRESENT | (dtype & S_TYPE) | (orphan ? S_ORPHAN : 0));
 	s->inodes++;
-	if (dtype == TUX3_DT_DIR || nlink != 1) {
+	if (dtype == TUX3_DT_DIR || nlink != 1 || orphan || dtype < 1 ||
+	    dtype > 7) {
 		if (!big_add(s, &(struct ino_big){ .inum = inum,
-						   .nlink = nlink }))
+						   .nlink = nlink,
+						   .dtype = (uint8_t)dtype,
+						   .orphan = orphan }))
 			return -ENOMEM;
-		*b |= S_BIG;
+		code_set(b, inum, C_BIG);
+		return 0;
 	}
+	code_set(b, inum, small_code(dtype));
 	return 0;
 }
 
 bool inode_state_get(struct inode_state *s, uint64_t inum,
 		     struct ino_info *info)
 {
-	const uint8_t *b = byte_of(s, inum);
-	if (!b || !(*b & S_PRESENT))
+	unsigned code = code_of(s, inum);
+	if (code == C_NONE)
 		return false;
-	*info = (struct ino_info){ .dtype = *b & S_TYPE,
-				   .orphan = *b & S_ORPHAN, .nlink = 1,
-				   .count = (*b & S_ONE) ? 1 : 0 };
-	const struct ino_big *e = *b & S_BIG ? big_find(s, inum) : NULL;
-	if (e) {
-		info->nlink = e->nlink;
-		info->count = e->count;
-		info->dirnames = e->dirnames;
+	if (code != C_BIG) {
+		*info = (struct ino_info){ .dtype = small_dtype(code),
+					   .nlink = 1,
+					   .count = (code - C_SMALL) & C_ONE };
+		return true;
 	}
+	const struct ino_big *e = big_find(s, inum);
+	*info = (struct ino_info){ .nlink = 1 };
+	if (e)
+		*info = (struct ino_info){ .dtype = e->dtype & 15,
+					   .orphan = e->orphan,
+					   .nlink = e->nlink, .count = e->count,
+					   .dirnames = e->dirnames };
 	return true;
 }
 
@@ -189,30 +225,35 @@ bool inode_state_get(struct inode_state *s, uint64_t inum,
 static struct ino_big *counters(struct inode_state *s, uint64_t inum)
 {
 	uint8_t *b = byte_of(s, inum);
-	if (!b || !(*b & S_PRESENT))
+	unsigned code = code_in(b, inum);
+	if (code == C_NONE)
 		return NULL;
-	if (*b & S_BIG)
+	if (code == C_BIG)
 		return big_find(s, inum);
 	struct ino_big *e = big_add(s, &(struct ino_big){
-		.inum = inum, .nlink = 1, .count = (*b & S_ONE) ? 1 : 0 });
+		.inum = inum, .nlink = 1,
+		.count = (code - C_SMALL) & C_ONE,
+		.dtype = (uint8_t)small_dtype(code) });
 	if (e)
-		*b = (uint8_t)((*b & ~S_ONE) | S_BIG);
+		code_set(b, inum, C_BIG);
 	return e;
 }
 
 int inode_state_named(struct inode_state *s, uint64_t inum, uint64_t parent)
 {
 	uint8_t *b = byte_of(s, inum);
-	if (!b || !(*b & S_PRESENT))
+	unsigned code = code_in(b, inum);
+	if (code == C_NONE)
 		return 0;
-	if (!(*b & S_BIG) && !(*b & S_ONE) && (*b & S_TYPE) != TUX3_DT_DIR) {
-		*b |= S_ONE;	/* the usual case: a first name */
+	/* the usual case: a first name (a small code is never a directory) */
+	if (code != C_BIG && !((code - C_SMALL) & C_ONE)) {
+		code_set(b, inum, code | C_ONE);
 		return 0;
 	}
 	struct ino_big *e = counters(s, inum);
 	if (!e)
 		return -ENOMEM;
-	if ((*b & S_TYPE) != TUX3_DT_DIR) {
+	if ((e->dtype & 15) != TUX3_DT_DIR) {
 		if (e->count < UINT32_MAX)
 			e->count++;
 		return 0;
@@ -221,7 +262,7 @@ int inode_state_named(struct inode_state *s, uint64_t inum, uint64_t parent)
 		e->dirnames++;
 	struct ino_big *p = parent ? counters(s, parent) : NULL;
 	if (parent && !p)
-		return byte_of(s, parent) ? -ENOMEM : 0;
+		return code_of(s, parent) != C_NONE ? -ENOMEM : 0;
 	if (p && p->count < UINT32_MAX)
 		p->count++;
 	return 0;
@@ -232,7 +273,7 @@ int inode_state_set_dirnames(struct inode_state *s, uint64_t inum,
 {
 	struct ino_big *e = counters(s, inum);
 	if (!e)
-		return byte_of(s, inum) ? -ENOMEM : 0;
+		return code_of(s, inum) != C_NONE ? -ENOMEM : 0;
 	e->dirnames = (uint8_t)dirnames;
 	return 0;
 }
@@ -245,8 +286,8 @@ int inode_state_each(struct inode_state *s,
 		for (unsigned i = 0; i < CHUNK; i++) {
 			uint64_t inum = s->chunks[c].base + i;
 			struct ino_info info;
-			if (!(s->chunks[c].bytes[i] & S_PRESENT) ||
-			    !inode_state_get(s, inum, &info))
+			if (code_in(&s->chunks[c].bytes[i >> 1], inum) ==
+			    C_NONE || !inode_state_get(s, inum, &info))
 				continue;
 			int ret = fn(ctx, inum, &info);
 			if (ret)
@@ -258,7 +299,7 @@ int inode_state_each(struct inode_state *s,
 
 size_t inode_state_bytes(const struct inode_state *s)
 {
-	return s->nchunks * (CHUNK + sizeof(*s->chunks)) +
+	return s->nchunks * (CHUNK_BYTES + sizeof(*s->chunks)) +
 	       (s->capchunks - s->nchunks) * sizeof(*s->chunks) +
 	       s->capbig * sizeof(*s->big);
 }

@@ -1,9 +1,9 @@
 /*
  * Per-inode state of the namespace check (inode_state.c), kept compact
- * as e2fsck keeps its inode bitmaps and icount: one byte per inode
+ * as e2fsck keeps its inode bitmaps and icount: half a byte per inode
  * number, in 1,024-inode chunks made only where inodes are, and exact
  * counters only for the few inodes that need them (directories, inodes
- * whose link count is not 1, inodes met under a second name).
+ * whose link count is not 1, orphans, inodes met under a second name).
  */
 #ifndef TUX3_INODE_STATE_H
 #define TUX3_INODE_STATE_H
@@ -30,6 +30,8 @@ struct ino_big {
 	uint64_t inum;		/* 0: empty slot */
 	uint32_t nlink, count;
 	uint8_t dirnames;
+	uint8_t dtype;		/* TUX3_DT_*, 4 bits */
+	bool orphan;
 };
 
 struct inode_state {
