@@ -144,8 +144,11 @@ static int index_keys(struct dx_check *c, const struct dirhash_head *root,
 				  PRIu64 ", not a sound bucket", s, at);
 			break;
 		}
-		uint64_t span = 1ull << (root->depth - bh.depth);
-		if (bh.depth > root->depth || s % span) {
+		/* the depth before the shift: a bucket deeper than the root
+		 * (a damaged header) would shift by more than 63 */
+		uint64_t span = bh.depth > root->depth ? 0 :
+				1ull << (root->depth - bh.depth);
+		if (!span || s % span) {
 			err = bad(c, "bucket at logical %" PRIu64 " has depth %"
 				  PRIu64 ", which its slots do not match", at,
 				  bh.depth);

@@ -668,7 +668,9 @@ if sd_dbg "snapshot create s1" && sd_dbg "write -f $work/two /a" &&
 		result snapdir/dotdot test "$(stat -c %i "$s/s1/..")" = \
 			"$(stat -c %i "$s")" -a \
 			"$(stat -c %i "$s/..")" = "$(stat -c %i "$mnt")"
-		# every change in a view, and to /.snapshots, is EROFS
+		# every change in a view, and to /.snapshots, is EROFS (or
+		# EEXIST for a name /.snapshots made in the root)
+		: > "$work/refused"
 		for c in "touch $s/s1/new" "sh -c 'echo x >> $s/s1/a'" \
 			"rm $s/s1/a" "mkdir $s/s1/n2" "mv $s/s1/a $s/s1/z" \
 			"ln $s/s1/a $s/s1/l2" "setfattr -n user.x -v 1 $s/s1/a" \
@@ -676,12 +678,17 @@ if sd_dbg "snapshot create s1" && sd_dbg "write -f $work/two /a" &&
 			"mkdir $s/s3" "rmdir $s" "mv $s $mnt/elsewhere" \
 			"ln $s/s1/a $mnt/l3"; do
 			if out=$(eval "$c" 2>&1); then
-				fail "snapdir/refused" "$c succeeded"
+				echo "$c succeeded" >> "$work/refused"
 			elif ! echo "$out" | grep -q "Read-only\|exists"; then
-				fail "snapdir/refused" "$c: $out"
+				echo "$c: $out" >> "$work/refused"
 			fi
 		done
-		pass snapdir/refused-checked
+		if [ -s "$work/refused" ]; then
+			fail snapdir/refused "$(head -3 "$work/refused" |
+				tr '\n' ' ')"
+		else
+			pass snapdir/refused
+		fi
 		echo live > "$mnt/c"
 		result snapdir/live-writable test "$(cat "$mnt/c")" = live
 		result snapdir/stop stop
