@@ -12,14 +12,7 @@ the decoder's field rules or the tree's rules can catch the damage.
 import struct
 import sys
 
-
-def crc32c(data):
-    crc = 0xffffffff
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
-    return crc ^ 0xffffffff
+from crc32c import crc32c
 
 
 def main():
