@@ -92,7 +92,8 @@ LIB_SRC   = $(wildcard common/*.c common/*/*.c)
 PUBLIC_H  = common/tux3.h common/tux3_walk.h common/tux3_fsck.h \
 	common/tux3_fields.h
 DEBUG_SRC = $(wildcard debugfs/*.c)
-MKFS_SRC  = mkfs/mkfs.tux3.c mkfs/populate.c mkfs/mounted.c mkfs/uuid_arg.c
+MKFS_SRC  = mkfs/mkfs.tux3.c mkfs/populate.c mkfs/prefetch.c mkfs/mounted.c \
+	mkfs/uuid_arg.c
 TUNE_SRC  = mkfs/tux3tune.c mkfs/mounted.c mkfs/uuid_arg.c
 PROBE_SRC = mkfs/tux3probe.c
 FSCK_SRC  = $(wildcard fsck/*.c)

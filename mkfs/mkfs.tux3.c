@@ -42,7 +42,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: " PROG " [-b blocksize] [-L label] [-U uuid|random|time|clear]\n"
-"                 [-O feature,...] [-E discard|nodiscard,root_owner=UID:GID]\n"
+"                 [-O feature,...]\n"
+"                 [-E discard|nodiscard,root_owner=UID:GID,threads=N]\n"
 "                 [-d ROOTDIR] [-F] [-n] [-q] [-v] [-V] DEVICE [size]\n"
 "  size: bytes, or with a suffix k, m, g, t, p, e (powers of 1024)\n");
 }
@@ -128,7 +129,7 @@ static int parse_u32(const char *s, uint32_t *v)
 }
 
 static int parse_extended(char *list, int *discard, uint32_t *uid,
-			  uint32_t *gid)
+			  uint32_t *gid, int *threads)
 {
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		if (!strcmp(tok, "discard")) {
@@ -146,9 +147,16 @@ static int parse_extended(char *list, int *discard, uint32_t *uid,
 				error("bad root_owner '%s:%s'", v, colon + 1);
 				return -1;
 			}
+		} else if (!strncmp(tok, "threads=", 8)) {
+			uint32_t n;
+			if (parse_u32(tok + 8, &n) || n > 64) {
+				error("bad threads '%s' (0 to 64)", tok + 8);
+				return -1;
+			}
+			*threads = (int)n;
 		} else {
 			error("unknown extended option '%s' (known: discard, "
-			      "nodiscard, root_owner=UID:GID)", tok);
+			      "nodiscard, root_owner=UID:GID, threads=N)", tok);
 			return -1;
 		}
 	}
@@ -342,7 +350,7 @@ static int get_time(int64_t *ns)
 }
 
 /* -d: open the volume just made, copy the tree in, commit, unmount. */
-static int fill_volume(const char *path, const char *rootdir,
+static int fill_volume(const char *path, const char *rootdir, int threads,
 		       bool fixed_time, int64_t time_ns, uint64_t *freeblocks)
 {
 	struct tux3_volume *vol;
@@ -359,6 +367,7 @@ static int fill_volume(const char *path, const char *rootdir,
 	struct populate_params pp = {
 		.prog = PROG,
 		.progress = !quiet && isatty(2),
+		.threads = threads,
 	};
 	struct stat st;
 	if (!stat(path, &st) && S_ISREG(st.st_mode)) {
@@ -397,7 +406,7 @@ int main(int argc, char **argv)
 	struct tux3_mkfs_params p = { .blockbits = 12, .root_mode = 0755 };
 	const char *uuid_arg = "random", *label = "", *rootdir = NULL;
 	uint32_t masks[3] = { TUX3_FEATURE_COMPAT_DEFAULT, 0, 0 };
-	int force = 0, dry = 0, discard = -1, c;
+	int force = 0, dry = 0, discard = -1, threads = -1, c;
 	unsigned long blocksize = 4096;
 
 	if (tux3_library_version() != TUX3_LIBRARY_VERSION) {
@@ -438,7 +447,8 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'E':
-			if (parse_extended(optarg, &discard, &p.uid, &p.gid))
+			if (parse_extended(optarg, &discard, &p.uid, &p.gid,
+					   &threads))
 				return EXIT_USAGE;
 			break;
 		case 'd':
@@ -669,7 +679,7 @@ int main(int argc, char **argv)
 	if (rootdir) {
 		if (!quiet)
 			fflush(stdout);	/* before the progress on stderr */
-		if (fill_volume(path, rootdir, fixed_time, p.time_ns,
+		if (fill_volume(path, rootdir, threads, fixed_time, p.time_ns,
 				&freeblocks)) {
 			if (created)
 				unlink(path);

@@ -24,8 +24,12 @@
  * symlinks are made with the library's bulk append (tux3_mknod_append,
  * tux3_symlink_append: no duplicate scan, the entry goes into the
  * directory's last block): linear in the number of entries.  Extra
- * hard-link names go through tux3_link(), which still scans the
- * directory for a duplicate and for room.
+ * hard-link names are appended the same way (tux3_link_append).
+ *
+ * The host side (lstat, open, small files' data, whether a file has
+ * xattrs) is fetched ahead by helper threads (prefetch.c) while this
+ * thread is in the library; the order of library calls is the same with
+ * any number of helpers, so is the image.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "populate.h"
+#include "prefetch.h"
 
 #define SYNC_EVERY 1000		/* objects per commit */
 #define COPY_BUF (1u << 20)	/* bytes read at a time */
@@ -73,6 +78,8 @@ struct pop {
 	/* directories being copied, to refuse a loop (bind mounts) */
 	struct ancestor up[MAX_DEPTH];
 	unsigned depth;
+	/* the source tree, read ahead by helper threads */
+	struct prefetch *pf;
 	/* data */
 	uint8_t *buf;
 	unsigned blocksize;
@@ -488,28 +495,25 @@ static int copy_data(struct pop *p, int fd, tux3_ino_t ino, uint64_t size)
 	return 0;
 }
 
-static int open_regular(struct pop *p, int dfd, const char *name,
-			const struct stat *st)
-{
-	int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
-	int fd = openat(dfd, name, flags | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = openat(dfd, name, flags);
-	if (fd < 0) {
-		host_error(p, "cannot open: %s", strerror(errno));
-		return -1;
-	}
-	struct stat now;
-	if (fstat(fd, &now) || now.st_ino != st->st_ino ||
-	    now.st_dev != st->st_dev) {
-		host_error(p, "changed while being copied");
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* ---- one entry ---- */
+
+/* The fetched entry's open file, else one opened here (kept in the
+ * entry, which closes it when released). */
+static int open_regular(struct pop *p, int dfd, const char *name,
+			struct pf_entry *e)
+{
+	int err;
+	if (e->fd >= 0)
+		return e->fd;
+	e->fd = pf_open_regular(dfd, name, &e->st, &err);
+	if (e->fd < 0) {
+		if (err == PF_CHANGED)
+			host_error(p, "changed while being copied");
+		else
+			host_error(p, "cannot open: %s", strerror(err));
+	}
+	return e->fd;
+}
 
 static int copy_dir(struct pop *p, int dfd, tux3_ino_t dino,
 		    const struct stat *dst);
@@ -518,9 +522,10 @@ static int copy_dir(struct pop *p, int dfd, tux3_ino_t dino,
  * out of copy_entry so that the recursion through directories carries
  * only their small frames, not this one's buffers, at every level of a
  * deep tree. */
-static __attribute__((noinline)) int copy_nondir(struct pop *p, int dfd, const char *name,
-		       const struct stat *st, tux3_ino_t dino)
+static __attribute__((noinline)) int copy_nondir(struct pop *p, int dfd,
+		const char *name, struct pf_entry *e, tux3_ino_t dino)
 {
+	const struct stat *st = &e->st;
 	size_t len = strlen(name);
 	tux3_ino_t ino = 0;
 	int err, fd = -1;
@@ -567,17 +572,17 @@ static __attribute__((noinline)) int copy_nondir(struct pop *p, int dfd, const c
 
 	tux3_clear_error(p->vol);
 	if (S_ISREG(st->st_mode)) {
-		if ((fd = open_regular(p, dfd, name, st)) < 0)
+		if ((fd = open_regular(p, dfd, name, e)) < 0)
 			return -1;
 		err = tux3_mknod_append(p->vol, dino, name, len,
 				        S_IFREG | (st->st_mode & 07777),
 				        st->st_uid, st->st_gid, 0, 0, &ino);
-		if (err) {
-			close(fd);
+		if (err)
 			return lib_error(p, err, "cannot create");
-		}
-		if (copy_data(p, fd, ino, (uint64_t)st->st_size)) {
-			close(fd);
+		if (e->data == PF_DATA_READY) {
+			if (e->len && write_nonzero(p, ino, e->buf, e->len, 0))
+				return -1;
+		} else if (copy_data(p, fd, ino, (uint64_t)st->st_size)) {
 			return -1;
 		}
 	} else if (S_ISLNK(st->st_mode)) {
@@ -623,10 +628,8 @@ static __attribute__((noinline)) int copy_nondir(struct pop *p, int dfd, const c
 			return lib_error(p, err, "cannot create");
 	}
 
-	err = copy_xattrs(p, fd, dfd, name, ino);
-	if (fd >= 0)
-		close(fd);
-	if (err)
+	/* (the file stays open until the entry is released) */
+	if (!(fd >= 0 && e->no_xattrs) && copy_xattrs(p, fd, dfd, name, ino))
 		return -1;
 	if (set_attrs(p, ino, st, S_ISREG(st->st_mode) ? TUX3_SET_SIZE : 0))
 		return -1;
@@ -638,15 +641,16 @@ static __attribute__((noinline)) int copy_nondir(struct pop *p, int dfd, const c
 }
 
 static int copy_entry(struct pop *p, int dfd, const char *name,
-		      tux3_ino_t dino)
+		      struct pf_entry *e, tux3_ino_t dino)
 {
-	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+	/* a helper's failed lstat is tried again here, for the message */
+	if (!e->stat_ok && fstatat(dfd, name, &e->st, AT_SYMLINK_NOFOLLOW)) {
 		host_error(p, "%s", strerror(errno));
 		return -1;
 	}
+	struct stat st = e->st;
 	if (!S_ISDIR(st.st_mode))
-		return copy_nondir(p, dfd, name, &st, dino);
+		return copy_nondir(p, dfd, name, e, dino);
 
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			O_CLOEXEC);
@@ -751,6 +755,7 @@ static int copy_dir(struct pop *p, int fd, tux3_ino_t dino,
 		    const struct stat *dst)
 {
 	struct names n = { 0 };
+	struct pf_dir *dir = NULL;
 	int ret = -1;
 
 	for (unsigned i = 0; i < p->depth; i++)
@@ -770,18 +775,21 @@ static int copy_dir(struct pop *p, int fd, tux3_ino_t dino,
 
 	if (read_names(p, fd, &n))
 		goto out;
+	if (!(dir = pf_dir_begin(p->pf, fd, n.v, n.count))) {
+		host_error(p, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < n.count; i++) {
 		size_t saved;
 		if (path_push(p, n.v[i], &saved)) {
 			host_error(p, "out of memory");
 			goto out;
 		}
-		int err = copy_entry(p, fd, n.v[i], dino);
+		int err = copy_entry(p, fd, n.v[i], pf_take(dir, i), dino);
+		pf_release(dir, i);
 		path_pop(p, saved);
 		if (err)
 			goto out;
-		free(n.v[i]);
-		n.v[i] = NULL;
 	}
 	if (copy_xattrs(p, fd, -1, NULL, dino))
 		goto out;
@@ -793,6 +801,8 @@ static int copy_dir(struct pop *p, int fd, tux3_ino_t dino,
 	ret = 0;
 out:
 	p->depth--;
+	if (dir)
+		pf_dir_end(dir);	/* before the names it fetches go */
 	names_free(&n);
 	close(fd);
 	return ret;
@@ -825,7 +835,9 @@ int populate(struct tux3_volume *vol, const char *rootdir,
 		return -1;
 	}
 	p.buf = malloc(COPY_BUF);
-	if (!p.buf) {
+	p.pf = pf_start(pp->threads < 0 ? pf_default_threads() :
+			(unsigned)pp->threads);
+	if (!p.buf || !p.pf) {
 		host_error(&p, "out of memory");
 		goto out;
 	}
@@ -849,6 +861,7 @@ int populate(struct tux3_volume *vol, const char *rootdir,
 	ret = 0;
 out:
 	progress_clear(&p);
+	pf_stop(p.pf);
 	free(p.buf);
 	free(p.links);
 	free(p.path);

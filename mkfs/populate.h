@@ -15,6 +15,9 @@ struct populate_params {
 	bool skip_self;		/* leave out the host file skip_dev:skip_ino */
 	dev_t skip_dev;		/* (the image being written, if it lies */
 	ino_t skip_ino;		/* inside the source tree) */
+	int threads;		/* helpers reading the source tree ahead
+				 * (-1: one per CPU but one, 1 to 4); the
+				 * image does not depend on it */
 };
 
 struct populate_stats {

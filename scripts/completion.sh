@@ -30,7 +30,7 @@ _tux3_complete() {
 		case \$prev in
 		-b) _tux3_words 512 1024 2048 4096 8192 16384 32768 65536; return ;;
 		-U) _tux3_words random time clear; return ;;
-		-E) _tux3_words discard nodiscard root_owner=; return ;;
+		-E) _tux3_words discard nodiscard root_owner= threads=; return ;;
 		-L|-O) return ;;
 		-d) COMPREPLY=(\$(compgen -d -- "\$cur")); return ;;
 		esac

@@ -192,6 +192,7 @@ rm -f "$work/own.img"
 for args in "-b 1000 x 8m" "-b 131072 x 8m" "-O nosuch x 8m" "-E bogus x 8m" \
 	    "-E root_owner=1 x 8m" "-U not-a-uuid x 8m" "-b +4096 x 8m" \
 	    "-E root_owner=+1:0 x 8m" "-E root_owner=0:-0 x 8m" \
+	    "-E threads=-1 x 8m" "-E threads=1x x 8m" \
 	    "x 8q" "" "-L 01234567890123456789012345678901234567890123456789012345678901234 x 8m"; do
 	# shellcheck disable=SC2086
 	(cd "$work" && "$mkfs_abs" $args >/dev/null 2>&1)

@@ -11,6 +11,9 @@
 #                                  its size
 #   mkfs_populate/reproducible     SOURCE_DATE_EPOCH and -U: two runs give
 #                                  identical images
+#   mkfs_populate/threads-N        and so do -E threads=0, 1 and 5 (the
+#                                  helpers that read the tree ahead);
+#                                  threads-range: 65 is refused, exit 2
 #   mkfs_populate/socket           a socket is skipped with a warning
 #   mkfs_populate/quiet, no-tty, progress   the progress line
 #   mkfs_populate/enospc           a library error names the host path,
@@ -337,6 +340,24 @@ if [ -e "$work/img-4096" ] && cmp -s "$work/img-4096" "$work/again"; then
 	pass reproducible
 else
 	fail reproducible "$(cmp "$work/img-4096" "$work/again" 2>&1 | head -1)"
+fi
+# the helpers that read the tree ahead change nothing in the image
+for t in 0 1 5; do
+	rm -f "$work/again"
+	"$mkfs" -q -U $FIXED -E threads=$t -d "$src" "$work/again" 64m \
+		> "$work/threads.out" 2>&1
+	if [ -e "$work/img-4096" ] && cmp -s "$work/img-4096" "$work/again"; then
+		pass threads-$t
+	else
+		fail threads-$t "$(cat "$work/threads.out"; cmp "$work/img-4096" "$work/again" 2>&1 | head -1)"
+	fi
+done
+"$mkfs" -q -E threads=65 -d "$src" "$work/again" 64m > "$work/threads.out" 2>&1
+rc=$?
+if [ $rc = 2 ] && grep -q "bad threads '65'" "$work/threads.out"; then
+	pass threads-range
+else
+	fail threads-range "exit $rc: $(cat "$work/threads.out")"
 fi
 rm -f "$work/img-4096" "$work/again"
 
