@@ -18,9 +18,10 @@ static int cursor_load(struct cursor *c, int level, uint64_t blocknr,
 	int err;
 
 	if (!at->buf) {
-		at->buf = malloc(vol->blocksize);
+		at->buf = vol_buf_get(vol);
 		if (!at->buf)
 			return -ENOMEM;
+		c->vol = vol;
 	}
 	at->blocknr = blocknr;
 	at->lo = lo;
@@ -30,7 +31,16 @@ static int cursor_load(struct cursor *c, int level, uint64_t blocknr,
 	if (err)
 		return err;
 	if (level < c->depth - 1) {
-		err = bnode_check(vol, at->buf, blocknr, lo, hi, level == 0);
+		/* a probe loads the same root and index nodes again and
+		 * again: each is checked once while its bytes stay */
+		if (node_memo_has(&vol->memo, blocknr, lo, hi)) {
+			err = 0;
+		} else {
+			err = bnode_check(vol, at->buf, blocknr, lo, hi,
+					  level == 0);
+			if (!err)
+				node_memo_add(&vol->memo, blocknr, lo, hi);
+		}
 		at->count = err ? 0 : bnode_count(at->buf);
 	} else {
 		err = bt->ops->leaf_check(vol, at->buf, blocknr, lo, hi);
@@ -112,7 +122,8 @@ void cursor_leaf_range(struct cursor *c, uint64_t *lo, uint64_t *hi)
 void cursor_release(struct cursor *c)
 {
 	for (int i = 0; i <= TUX3_MAX_DEPTH; i++) {
-		free(c->path[i].buf);
+		if (c->path[i].buf)
+			vol_buf_put(c->vol, c->path[i].buf);
 		c->path[i].buf = NULL;
 	}
 	c->btree = NULL;

@@ -29,6 +29,7 @@ struct cursor_level {
 };
 struct cursor {
 	struct btree *btree;
+	struct tux3_volume *vol;	/* whose spare buffers path[] takes */
 	int depth;		/* levels in path (== root.depth) */
 	struct cursor_level path[TUX3_MAX_DEPTH + 1];
 };

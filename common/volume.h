@@ -28,6 +28,23 @@
 #define TUX3_MAX_DEPTH	30
 #define TUX3_GROUPBITS	13
 
+/*
+ * B-tree index nodes known valid (io/node_memo.c): a bnode checked once
+ * is not checked again on every probe while its bytes and its parent's
+ * range for it stay the same.  Every change of a block's bytes through
+ * the device or the overlay forgets it.
+ */
+#define NODE_MEMO_BITS 7
+#define NODE_MEMO_SLOTS (1u << NODE_MEMO_BITS)	/* direct-mapped by block */
+struct node_memo_ent {
+	uint64_t block;		/* 0: empty (block 0 is never a bnode) */
+	uint64_t lo, hi;	/* the key range it was checked against */
+};
+struct node_memo {
+	struct node_memo_ent ent[NODE_MEMO_SLOTS];
+	unsigned blockbits;
+};
+
 /* The device a volume is on (io/device.c, io/devcache.c). */
 struct device {
 	int fd;
@@ -43,6 +60,7 @@ struct device {
 	struct dev_cache *cache;	/* devcache.c; NULL: reads go to disk */
 	uint64_t reads;		/* work counter: reads that reached the
 				 * device (past the cache) */
+	struct node_memo *memo;	/* forgets what is written; NULL: none */
 };
 
 /* A tree root, unpacked from its on-disk form (format/super.c). */
@@ -113,6 +131,7 @@ struct overlay_ent {
 struct overlay {
 	struct overlay_ent *ents;
 	size_t count, cap;	/* open addressing, cap power of two */
+	struct node_memo *memo;	/* forgets what is changed; NULL: none */
 };
 
 /* A log block's header (format/log.c). */
@@ -266,6 +285,7 @@ struct tux3_volume {
 	struct replay_salvage salvage;	/* off but for fsck's salvage */
 
 	struct overlay overlay;
+	struct node_memo memo;		/* bnodes checked, for probes */
 	struct bitmap bitmap;
 	struct inode bitmap_inode;	/* valid if has_bitmap_inode */
 	bool has_bitmap_inode;
@@ -332,6 +352,10 @@ struct tux3_volume {
 	enum tux3_warning_source warn_source;	/* of the step now running:
 						 * what vol_warn records */
 	uint8_t *scratch;		/* one block, short-lived use only */
+	/* block buffers cursors are done with, for the next probe
+	 * (io/vol_io.c: vol_buf_get, vol_buf_put) */
+	uint8_t *spare_bufs[2 * (TUX3_MAX_DEPTH + 1)];
+	unsigned nspare_bufs;
 
 	/* our superblock extension record (superext.c), as read at open */
 	struct tux3_identity ident;	/* present == 0: none or unusable */

@@ -203,7 +203,7 @@ static int repoint(struct tux3_volume *vol, enum tux3_tree tree,
 		int err = bnode_redirect(vol, loc->block[l], &nb, buf);
 		if (err)
 			return err;
-		uint8_t *img = overlay_find(&vol->overlay, nb, NULL);
+		uint8_t *img = overlay_edit(&vol->overlay, nb, NULL);
 		if (!img || !key_finds(img, loc->index[l], loc->key[l]))
 			return -EUCLEAN;
 		if ((err = bnode_update(img, loc->key[l], child)) ||
@@ -234,7 +234,7 @@ static int apply_cut(struct tux3_volume *vol, enum tux3_tree tree,
 	}
 	if ((err = bnode_redirect(vol, loc->block[e], &nb, buf)))
 		return err;
-	uint8_t *img = overlay_find(&vol->overlay, nb, NULL);
+	uint8_t *img = overlay_edit(&vol->overlay, nb, NULL);
 	if (!img || !key_finds(img, loc->index[e], loc->key[e]))
 		return -EUCLEAN;
 	struct logrec r = { .code = LOG_BNODE_DEL, .block = nb,

@@ -142,6 +142,7 @@ int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 		return -EROFS;	/* belt and braces: the fd is O_RDONLY too */
 	if (dev->on_write)
 		dev->on_write(dev->hook_ctx, off, len);
+	node_memo_forget_bytes(dev->memo, off, len);
 	while (len) {
 		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
 		if (n < 0) {

@@ -72,8 +72,22 @@ int spacemap_set(struct spacemap *sm, uint64_t n, bool set);
 uint64_t spacemap_count(const struct spacemap *sm, uint64_t start,
 			uint64_t count);
 
+/* ---- node_memo.c ---- */
+bool node_memo_has(struct node_memo *m, uint64_t block, uint64_t lo,
+		   uint64_t hi);
+void node_memo_add(struct node_memo *m, uint64_t block, uint64_t lo,
+		   uint64_t hi);
+/* Blocks [block, block + count) change (m NULL: nothing to do). */
+void node_memo_forget(struct node_memo *m, uint64_t block, uint64_t count);
+void node_memo_forget_bytes(struct node_memo *m, uint64_t off, size_t len);
+void node_memo_clear(struct node_memo *m);
+
 /* ---- overlay.c ---- */
-uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped);
+/* The image of a block, to read; overlay_edit to change it (which
+ * forgets what the memo knew of it). */
+const uint8_t *overlay_find(struct overlay *ov, uint64_t block,
+			    bool *dropped);
+uint8_t *overlay_edit(struct overlay *ov, uint64_t block, bool *dropped);
 int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
 		uint8_t **data);
 void overlay_drop(struct overlay *ov, uint64_t block);
@@ -98,6 +112,11 @@ int vol_error(struct tux3_volume *vol, int err, uint64_t block,
  * sets at each step (volume_load). */
 void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A block buffer, from those cursors gave back (a probe allocates
+ * nothing once the volume is warm); NULL when out of memory. */
+uint8_t *vol_buf_get(struct tux3_volume *vol);
+void vol_buf_put(struct tux3_volume *vol, uint8_t *buf);
+void vol_bufs_free(struct tux3_volume *vol);
 /* Read a metadata block, honouring the replay overlay. */
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
 int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);

@@ -25,11 +25,22 @@ static struct overlay_ent *lookup(struct overlay *ov, uint64_t block)
 	}
 }
 
-uint8_t *overlay_find(struct overlay *ov, uint64_t block, bool *dropped)
+const uint8_t *overlay_find(struct overlay *ov, uint64_t block,
+			    bool *dropped)
 {
 	struct overlay_ent *e = lookup(ov, block);
 	if (dropped)
 		*dropped = e && !e->data;
+	return e ? e->data : NULL;
+}
+
+uint8_t *overlay_edit(struct overlay *ov, uint64_t block, bool *dropped)
+{
+	struct overlay_ent *e = lookup(ov, block);
+	if (dropped)
+		*dropped = e && !e->data;
+	if (e && e->data)
+		node_memo_forget(ov->memo, block, 1);
 	return e ? e->data : NULL;
 }
 
@@ -74,6 +85,7 @@ int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
 {
 	if (!block)
 		return -EINVAL;
+	node_memo_forget(ov->memo, block, 1);	/* the caller changes it */
 	struct overlay_ent *e = lookup(ov, block);
 	if (!e) {
 		if ((ov->count + 1) * 2 > ov->cap) {
@@ -101,6 +113,7 @@ int overlay_put(struct overlay *ov, uint64_t block, unsigned size,
 
 void overlay_drop(struct overlay *ov, uint64_t block)
 {
+	node_memo_forget(ov->memo, block, 1);
 	struct overlay_ent *e = lookup(ov, block);
 	if (e) {
 		free(e->data);
@@ -115,6 +128,7 @@ void overlay_drop(struct overlay *ov, uint64_t block)
  * have sat in it move back. */
 void overlay_forget(struct overlay *ov, uint64_t block)
 {
+	node_memo_forget(ov->memo, block, 1);
 	struct overlay_ent *e = lookup(ov, block);
 	if (!e)
 		return;
@@ -156,15 +170,21 @@ void overlay_shed_clean(struct overlay *ov, size_t keep)
 			live++;
 	while (cap < live * 2 + 2)
 		cap *= 2;
+	/* reads fall through to the disk now, which has the same bytes;
+	 * the memo is forgotten all the same, as cheap and plainly right */
+	node_memo_clear(ov->memo);
 	rebuild(ov, cap, false);	/* no memory: keep the cache, larger */
 }
 
 void overlay_free(struct overlay *ov)
 {
+	struct node_memo *memo = ov->memo;
 	for (size_t i = 0; i < ov->cap; i++)
 		free(ov->ents[i].data);
 	free(ov->ents);
 	memset(ov, 0, sizeof(*ov));
+	node_memo_clear(memo);
+	ov->memo = memo;
 }
 
 void overlay_set_flags(struct overlay *ov, uint64_t block, unsigned flags)
@@ -188,6 +208,7 @@ int overlay_for_each(struct overlay *ov, unsigned mask,
 		struct overlay_ent *e = &ov->ents[i];
 		if (!e->block || !e->data || !(e->flags & mask))
 			continue;
+		node_memo_forget(ov->memo, e->block, 1);	/* fn may edit */
 		int err = fn(ctx, e->block, e->data, &e->flags);
 		if (err)
 			return err;

@@ -108,6 +108,30 @@ const char *tux3_error_text(const struct tux3_volume *vol, char *buf,
 	return tux3_format_error(&vol->error, buf, len);
 }
 
+uint8_t *vol_buf_get(struct tux3_volume *vol)
+{
+	if (vol->nspare_bufs)
+		return vol->spare_bufs[--vol->nspare_bufs];
+	return malloc(vol->blocksize);
+}
+
+void vol_buf_put(struct tux3_volume *vol, uint8_t *buf)
+{
+	if (!buf)
+		return;
+	if (vol->nspare_bufs < sizeof(vol->spare_bufs) /
+			       sizeof(vol->spare_bufs[0]))
+		vol->spare_bufs[vol->nspare_bufs++] = buf;
+	else
+		free(buf);
+}
+
+void vol_bufs_free(struct tux3_volume *vol)
+{
+	while (vol->nspare_bufs)
+		free(vol->spare_bufs[--vol->nspare_bufs]);
+}
+
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
 {
 	bool dropped;

@@ -557,7 +557,7 @@ static int bnode_get(struct tux3_volume *vol, struct logblk *lb,
 		     uint8_t **data)
 {
 	bool dropped;
-	uint8_t *d = overlay_find(&vol->overlay, block, &dropped);
+	uint8_t *d = overlay_edit(&vol->overlay, block, &dropped);
 	int err;
 
 	if (d && !fresh) {
@@ -623,7 +623,7 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 		if ((err = overlay_put(&vol->overlay, r->newb, bs, &d)))
 			return err;
 		overlay_set_flags(&vol->overlay, r->newb, OV_UNIFY_DIRTY);
-		b = overlay_find(&vol->overlay, r->oldb, NULL);
+		b = overlay_edit(&vol->overlay, r->oldb, NULL);
 		memcpy(d, b, bs);
 		return 0;
 	case LOG_BNODE_ROOT:
@@ -636,7 +636,7 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 		if ((err = bnode_get(vol, lb, r, r->src, false, &b)) ||
 		    (err = bnode_get(vol, lb, r, r->dst, true, &d)))
 			return err;
-		b = overlay_find(&vol->overlay, r->src, NULL);
+		b = overlay_edit(&vol->overlay, r->src, NULL);
 		err = bnode_split(b, r->pos, d, bs);
 		return err ? edit_failed(vol, lb, r, r->src, err) : 0;
 	case LOG_BNODE_ADD:
@@ -657,7 +657,7 @@ static int stage1_record(struct tux3_volume *vol, struct logblk *lb,
 		if ((err = bnode_get(vol, lb, r, r->src, false, &b)) ||
 		    (err = bnode_get(vol, lb, r, r->dst, false, &d)))
 			return err;
-		b = overlay_find(&vol->overlay, r->src, NULL);
+		b = overlay_edit(&vol->overlay, r->src, NULL);
 		err = bnode_merge(d, b, bs);
 		return err ? edit_failed(vol, lb, r, r->dst, err) : 0;
 	case LOG_BNODE_DEL:
@@ -702,7 +702,7 @@ static int undo_save(struct tux3_volume *vol, const struct logrec *r,
 	u->n = log_record_blocks(r, blocks, &count);
 	for (unsigned k = 0; k < u->n; k++) {
 		bool dropped;
-		uint8_t *d = overlay_find(&vol->overlay, blocks[k], &dropped);
+		uint8_t *d = overlay_edit(&vol->overlay, blocks[k], &dropped);
 		u->b[k].block = blocks[k];
 		u->b[k].present = d || dropped;
 		u->b[k].dropped = dropped;

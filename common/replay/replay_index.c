@@ -237,7 +237,7 @@ static const uint8_t *node_image(struct tux3_volume *vol, uint64_t block,
 				 uint8_t *buf)
 {
 	bool dropped;
-	uint8_t *d = overlay_find(&vol->overlay, block, &dropped);
+	uint8_t *d = overlay_edit(&vol->overlay, block, &dropped);
 	if (d || dropped)
 		return d;
 	return dev_pread(&vol->dev, buf, vol->blocksize,

@@ -144,6 +144,12 @@ static int volume_load(struct tux3_volume *vol)
 	vol->iroot = root_unpack(vol->super.iroot);
 	vol->oroot = root_unpack(vol->super.oroot);
 	vol->freeblocks = vol->volblocks;
+	/* the geometry is known: bnodes checked from here on are memoized,
+	 * and every write through the device or the overlay forgets */
+	node_memo_clear(&vol->memo);
+	vol->memo.blockbits = vol->blockbits;
+	vol->dev.memo = &vol->memo;
+	vol->overlay.memo = &vol->memo;
 	vol->scratch = malloc(vol->blocksize);
 	if (!vol->scratch)
 		return -ENOMEM;
@@ -348,6 +354,7 @@ void tux3_close(struct tux3_volume *vol)
 	free(vol->warnings);
 	free(vol->warning_sources);
 	free(vol->scratch);
+	vol_bufs_free(vol);
 	dev_close(&vol->dev);
 	free(vol);
 }

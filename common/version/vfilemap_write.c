@@ -215,7 +215,7 @@ int vfilemap_convert(struct tux3_volume *vol, struct inode *inode)
 		struct vextents x = { .r = &rec, .n = 1, .cap = 1 };
 		if ((err = btree_create_leaf(&bt, r.block)))
 			return err;
-		uint8_t *leaf = overlay_find(&vol->overlay, bt.root.block,
+		uint8_t *leaf = overlay_edit(&vol->overlay, bt.root.block,
 					     NULL);
 		if (!leaf)
 			return -EIO;

@@ -18,7 +18,7 @@
 static int image_get(struct tux3_volume *vol, uint64_t block, uint8_t **img)
 {
 	bool dropped;
-	uint8_t *d = overlay_find(&vol->overlay, block, &dropped);
+	uint8_t *d = overlay_edit(&vol->overlay, block, &dropped);
 	if (d) {
 		*img = d;
 		return 0;
@@ -79,7 +79,7 @@ static int leaf_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
 		return err;
 	if (*newp == old)
 		return moved_onto_itself(vol, old);
-	src = overlay_find(&vol->overlay, old, NULL);
+	src = overlay_edit(&vol->overlay, old, NULL);
 	memcpy(dst, src, vol->blocksize);
 	overlay_drop(&vol->overlay, old);	/* clean copy: not needed */
 	if ((err = log_redirect(vol, LOG_LEAF_REDIRECT, old, *newp)))
@@ -103,7 +103,7 @@ static int bnode_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
 		return err;
 	if (*newp == old)
 		return moved_onto_itself(vol, old);
-	src = overlay_find(&vol->overlay, old, NULL);
+	src = overlay_edit(&vol->overlay, old, NULL);
 	memcpy(dst, src, vol->blocksize);
 	overlay_drop(&vol->overlay, old);
 	if ((err = log_redirect(vol, LOG_BNODE_REDIRECT, old, *newp)))
@@ -149,7 +149,7 @@ int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
 				break;
 			err = bnode_cow(vol, old, &new);
 			if (!err) {
-				uint8_t *img = overlay_find(&vol->overlay, new,
+				uint8_t *img = overlay_edit(&vol->overlay, new,
 							    NULL);
 				uint64_t k = bnode_key(img, p->lv[l].index);
 				err = bnode_update(img, k, child);
@@ -173,7 +173,7 @@ int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
 
 uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p)
 {
-	return overlay_find(&vol->overlay, p->lv[p->depth - 1].block, NULL);
+	return overlay_edit(&vol->overlay, p->lv[p->depth - 1].block, NULL);
 }
 
 /* Insert {key -> child} at level (a bnode of the writable path), splitting
@@ -205,7 +205,7 @@ static int insert_index(struct btree *bt, struct wpath *p, int level,
 		return 0;
 	}
 	uint64_t parent = p->lv[level].block;
-	img = overlay_find(&vol->overlay, parent, NULL);
+	img = overlay_edit(&vol->overlay, parent, NULL);
 	if (!img)
 		return -EIO;
 	err = bnode_add(img, bs, key, child);
@@ -217,7 +217,7 @@ static int insert_index(struct btree *bt, struct wpath *p, int level,
 	 * give the new half its place one level up */
 	if ((err = meta_alloc(vol, parent, OV_UNIFY_DIRTY, &newb, &nimg)))
 		return err;
-	img = overlay_find(&vol->overlay, parent, NULL);
+	img = overlay_edit(&vol->overlay, parent, NULL);
 	unsigned half = bnode_count(img) / 2;
 	uint64_t newkey = bnode_key(img, half);
 	if ((err = bnode_split(img, half, nimg, bs)))
@@ -260,7 +260,7 @@ int btree_split_leaf_by(struct btree *bt, struct wpath *p,
 		return err;
 	if ((err = log_balloc(vol, newb, 1)))
 		return err;
-	img = overlay_find(&vol->overlay, leaf, NULL);
+	img = overlay_edit(&vol->overlay, leaf, NULL);
 	err = split(vol, img, nimg, &sep);
 	/* a separator at an end of the leaf's range splits nothing (one
 	 * inode at the end of an ileaf's range): the new block goes back */

@@ -82,7 +82,7 @@ TEST(overlay_growth)
 	CHECK(ov.count * 2 <= ov.cap);
 	for (unsigned i = 1; i <= n; i++) {
 		uint64_t b = i % 2 ? i : (uint64_t)i << 30;
-		uint8_t *d = overlay_find(&ov, b, NULL);
+		const uint8_t *d = overlay_find(&ov, b, NULL);
 		CHECK(d);
 		CHECK(be64(d) == b);
 		CHECK_EQ(be32(d + 8), i);
@@ -155,7 +155,7 @@ TEST(overlay_forget)
 	uint64_t left = 0;
 	for (uint64_t b = 1; b <= n; b++) {
 		bool dropped;
-		d = overlay_find(&ov, b, &dropped);
+		d = overlay_edit(&ov, b, &dropped);
 		if (b % 3 == 2) {
 			CHECK(d == NULL);
 			CHECK(!dropped);

@@ -231,14 +231,14 @@ TEST(crafted_bnode_records)
 	/* block 12 on disk is garbage-free but the live tree must use 13 */
 	put_be32(blk(12) + 18, 0100777);
 	struct tux3_volume *vol = open_crafted();
-	uint8_t *root = overlay_find(&vol->overlay, 11, NULL);
+	const uint8_t *root = overlay_find(&vol->overlay, 11, NULL);
 	CHECK(root);
 	CHECK_EQ(bnode_count(root), 2);
 	CHECK_EQ(bnode_key(root, 0), 0);
 	CHECK_EQ(bnode_child(root, 0), 5);
 	CHECK_EQ(bnode_key(root, 1), 1000);
 	CHECK_EQ(bnode_child(root, 1), 13);
-	uint8_t *old = overlay_find(&vol->overlay, 10, NULL);
+	const uint8_t *old = overlay_find(&vol->overlay, 10, NULL);
 	CHECK(old);
 	CHECK_EQ(bnode_child(old, 1), 12);	/* the old image unchanged */
 	struct tux3_stat st;
@@ -450,7 +450,7 @@ TEST(tree_fuse_bnode_overlay)
 	CHECK_EQ(vol->log[1].blocknr, 62);
 	CHECK_EQ(vol->log[2].blocknr, 65);
 	CHECK_EQ(vol->unify_offset, 144);
-	uint8_t *root = overlay_find(&vol->overlay, 5, NULL);
+	const uint8_t *root = overlay_find(&vol->overlay, 5, NULL);
 	CHECK(root);
 	CHECK_EQ(bnode_count(root), 119);
 	CHECK_EQ(bnode_check(vol, root, 5, 0, TUX3_KEY_LIMIT, true), 0);
