@@ -203,6 +203,27 @@ static int seen_add(struct traverse *t, uint64_t blocknr)
 	return r;
 }
 
+/* A traversal reads every child of a bnode: ask for them all before
+ * the first is needed, runs of adjacent blocks as one request, so that
+ * on a cold cache the device works while we check (the children were
+ * range-checked by bnode_check). */
+static void readahead_children(struct tux3_volume *vol, const uint8_t *buf,
+			       unsigned count)
+{
+	uint64_t start = 0, n = 0;
+	for (unsigned i = 0; i <= count; i++) {
+		uint64_t b = i < count ? bnode_child(buf, i) : 0;
+		if (n && b == start + n) {
+			n++;
+			continue;
+		}
+		if (n)
+			vol_readahead(vol, start, n);
+		start = b;
+		n = i < count;
+	}
+}
+
 static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 			 uint64_t lo, uint64_t hi)
 {
@@ -256,6 +277,8 @@ static int traverse_node(struct traverse *t, int level, uint64_t blocknr,
 	}
 	unsigned count = bnode_count(buf);
 	t->path[level] = blocknr;
+	if (vol_readahead_on(vol))
+		readahead_children(vol, buf, count);
 	for (unsigned i = 0; i < count; i++) {
 		/* buf is reused below this level: re-read entries each time
 		 * from our own level's buffer, which deeper calls don't touch */

@@ -21,6 +21,12 @@ static int dir_extent(void *ctx, const struct extent *x)
 
 	if (!x->physical)
 		return 0;	/* a hole in a directory holds no entries */
+	if (vol_readahead_on(vol)) {	/* one wait for the extent, not each */
+		uint64_t n = ((w->dir->size + vol->blocksize - 1) >>
+			      vol->blockbits);
+		n = x->logical < n ? n - x->logical : 0;
+		vol_readahead(vol, x->physical, n < x->count ? n : x->count);
+	}
 	for (uint64_t i = 0; i < x->count; i++) {
 		uint64_t logical = x->logical + i;
 		if (logical << vol->blockbits >= w->dir->size)

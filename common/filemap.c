@@ -63,6 +63,22 @@ done:
 	return err;
 }
 
+/* The inode's map will be read soon: start reading its direct extent
+ * or the root of its data tree (a cold namespace walk asks for all the
+ * subdirectories of a directory at once, before it reads the first). */
+void inode_readahead_map(struct tux3_volume *vol, uint64_t inum)
+{
+	struct inode inode;
+	if (inode_load(vol, inum, &inode)) {
+		tux3_clear_error(vol);	/* the walk itself reports it */
+		return;
+	}
+	struct root r = root_unpack(inode.dtree);
+	if (inode.dtree)
+		vol_readahead(vol, r.block, r.direct ? r.count : 1);
+	inode_free(&inode);
+}
+
 struct lookup_ctx {
 	uint64_t logical, physical, run;
 	bool found;

@@ -61,6 +61,10 @@ struct device {
 	uint64_t reads;		/* work counter: reads that reached the
 				 * device (past the cache) */
 	struct node_memo *memo;	/* forgets what is written; NULL: none */
+	/* readahead (dev_readahead) once reads were seen waiting */
+	unsigned window_reads, slow_reads;
+	bool readahead_on;
+	uint64_t readaheads;	/* work counter: hints given */
 };
 
 /* A tree root, unpacked from its on-disk form (format/super.c). */

@@ -365,6 +365,9 @@ static int ns_dir(struct nscheck *c, uint64_t dir)
 		ns_problem(c, TUX3_NS_UNREADABLE, dir, 0, 0, 0);
 		err = 0;
 	}
+	if (vol_readahead_on(c->vol))
+		for (size_t i = 0; i < w.nsub; i++)
+			inode_readahead_map(c->vol, w.subdirs[i]);
 	c->depth++;
 	for (size_t i = 0; i < w.nsub && !err; i++)
 		err = ns_dir(c, w.subdirs[i]);

@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "io/io.h"
 
@@ -107,6 +108,33 @@ void dev_close(struct device *dev)
 	dev->path = NULL;
 }
 
+/* A read that took longer than this waited for the device, not the
+ * page cache (a cached 4 KiB read takes a few microseconds, a device
+ * read from tens to thousands).  When a quarter of a window of reads
+ * waited, the cache is cold and readahead is on for good; a warm
+ * cache on a loaded machine has a read preempted now and then, far
+ * fewer. */
+#define DEV_SLOW_READ_NS 50000
+#define DEV_READ_WINDOW 64
+#define DEV_SLOW_READS (DEV_READ_WINDOW / 4)
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void count_read(struct device *dev, int64_t ns)
+{
+	dev->slow_reads += ns > DEV_SLOW_READ_NS;
+	if (++dev->window_reads < DEV_READ_WINDOW)
+		return;
+	if (dev->slow_reads >= DEV_SLOW_READS)
+		dev->readahead_on = true;
+	dev->window_reads = dev->slow_reads = 0;
+}
+
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 {
 	if (dev->cache && dev_cache_read(dev, buf, len, off))
@@ -114,6 +142,7 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	uint8_t *p = buf;
 	const uint64_t off0 = off;
 	const size_t len0 = len;
+	int64_t t0 = dev->readahead_on ? 0 : now_ns();
 	dev->reads++;
 	while (len) {
 		ssize_t n = pread(dev->fd, p, len, (off_t)off);
@@ -130,6 +159,8 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	}
 	if (dev->cache)
 		dev_cache_fill(dev, buf, len0, off0);
+	if (!dev->readahead_on)
+		count_read(dev, now_ns() - t0);
 	return 0;
 }
 
@@ -167,6 +198,23 @@ int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 	if (dev->rec)	/* what reached the device, as it was issued */
 		rec_write(dev->rec, off0, buf, len0, false);
 	return 0;
+}
+
+/* Start reading [off, off + len) into the host's page cache, without
+ * waiting: a walk that knows which blocks it reads next overlaps their
+ * I/O with its work on the ones it has.  A hint, given once reads have
+ * been seen to wait for the device (dev_pread); errors are of no
+ * consequence (the read itself reports them). */
+void dev_readahead(struct device *dev, uint64_t off, uint64_t len)
+{
+	/* on a warm cache every read is a copy: a hint per block would
+	 * only add system calls (a tenth of a warm fsck's time); the block
+	 * cache reads one block at a time */
+	if (!len || !dev->readahead_on || dev->cache)
+		return;
+	dev->readaheads++;
+	(void)posix_fadvise(dev->fd, (off_t)off, (off_t)len,
+			    POSIX_FADV_WILLNEED);
 }
 
 /* Make everything written so far durable (the commit barrier). */

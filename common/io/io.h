@@ -19,6 +19,7 @@ void dev_close(struct device *dev);
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
 int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off);
 int dev_flush(struct device *dev);
+void dev_readahead(struct device *dev, uint64_t off, uint64_t len);
 /* A mark from the library in the recorded trace (no cost unrecorded). */
 static inline void dev_mark(struct device *dev, unsigned mark)
 {
@@ -117,6 +118,11 @@ void vol_warn(struct tux3_volume *vol, const char *fmt, ...)
 uint8_t *vol_buf_get(struct tux3_volume *vol);
 void vol_buf_put(struct tux3_volume *vol, uint8_t *buf);
 void vol_bufs_free(struct tux3_volume *vol);
+/* Blocks [block, block + count) will be read soon: start their I/O
+ * (a hint, only once reads were seen waiting for the device: see
+ * dev_readahead; vol_readahead_on says whether it is). */
+bool vol_readahead_on(const struct tux3_volume *vol);
+void vol_readahead(struct tux3_volume *vol, uint64_t block, uint64_t count);
 /* Read a metadata block, honouring the replay overlay. */
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);
 int vol_pread_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);

@@ -132,6 +132,21 @@ void vol_bufs_free(struct tux3_volume *vol)
 		free(vol->spare_bufs[--vol->nspare_bufs]);
 }
 
+bool vol_readahead_on(const struct tux3_volume *vol)
+{
+	return vol->dev.readahead_on && !vol->dev.cache;
+}
+
+void vol_readahead(struct tux3_volume *vol, uint64_t block, uint64_t count)
+{
+	if (block < vol->reserved_blocks || block >= vol->volblocks)
+		return;
+	if (count > vol->volblocks - block)
+		count = vol->volblocks - block;
+	dev_readahead(&vol->dev, block << vol->blockbits,
+		      count << vol->blockbits);
+}
+
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf)
 {
 	bool dropped;

@@ -102,6 +102,40 @@ TEST(many_nodes_walk_clean_and_twice_is_refused)
 	CHECK_EQ(tux3_umount(vol), 0);
 }
 
+/* A traversal asks for a bnode's children before it reads them, once
+ * reads were seen waiting for the device: one hint per run of adjacent
+ * children, never more than one per leaf; none on a warm cache. */
+TEST(traversal_reads_ahead_only_when_cold)
+{
+	const char *path = scratch_volume(9, 16 << 20,
+					  TUX3_FEATURE_COMPAT_DEFAULT);
+	struct tux3_volume *vol;
+	char name[32];
+	tux3_ino_t ino;
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDWR, &vol), 0);
+	for (unsigned i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, name, strlen(name),
+				     0100644, 0, 0, &ino), 0);
+	}
+	CHECK_EQ(tux3_umount(vol), 0);
+
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK(vol->iroot.depth >= 2);
+	vol->dev.readahead_on = false;	/* as on a warm cache */
+	struct seen_count warm = walk_itree(vol);
+	CHECK_EQ(vol->dev.readaheads, 0);
+	vol->dev.readahead_on = true;	/* as once reads waited */
+	struct seen_count cold = walk_itree(vol);
+	printf("  %" PRIu64 " hints for %u leaves\n", vol->dev.readaheads,
+	       cold.leaves);
+	CHECK(vol->dev.readaheads > 0);
+	CHECK(vol->dev.readaheads <= cold.leaves + vol->iroot.depth);
+	CHECK_EQ(cold.leaves, warm.leaves);
+	CHECK_EQ(cold.bad, 0);
+	CHECK_EQ(tux3_umount(vol), 0);
+}
+
 int main(void)
 {
 	return run_tests("traverse");
