@@ -7,6 +7,8 @@
 # (default 1000000; 0: none).  On each tree, side by side:
 #   populate   mkfs.tux3 -d            mke2fs -t ext4 -d
 #   fsck       fsck.tux3 -fn           e2fsck -fn
+#   fsck-cold  the same after dropping the host's page cache, as at boot
+#              (root only: /proc/sys/vm/drop_caches)
 #   dot        tux3dot -T svg          -
 #   image      tux3image               e2image -Q
 #   manifest   tux3debug manifest /    -
@@ -78,6 +80,11 @@ row() {
 	rm -rf "$src"
 	run "$label" fsck tux3 "$b/fsck.tux3" -fn "$timg"
 	[ $e2 = 1 ] && run "$label" fsck e2fs e2fsck -fn "$eimg"
+	if drop_caches; then
+		run "$label" fsck-cold tux3 "$b/fsck.tux3" -fn "$timg"
+		[ $e2 = 1 ] && drop_caches &&
+			run "$label" fsck-cold e2fs e2fsck -fn "$eimg"
+	fi
 	run "$label" dot tux3 "$b/tux3dot" -T svg -o "$work/v.svg" "$timg"
 	rm -f "$work/v.svg"
 	run "$label" image tux3 "$b/tux3image" "$timg" "$work/t.meta"
@@ -105,6 +112,12 @@ row() {
 	table "$label"
 }
 
+# Empty the host's page cache (as after a boot); false where not root.
+drop_caches() {
+	[ -w /proc/sys/vm/drop_caches ] || return 1
+	sync && echo 3 > /proc/sys/vm/drop_caches
+}
+
 # the number of 'stat' (both debugfs print "Inode: N")
 inum() {
 	sed -n 's/^Inode: \([0-9][0-9]*\).*/\1/p' | head -1
@@ -124,7 +137,7 @@ last_file() {
 table() {
 	printf '%-9s %9s %9s %10s | %9s %9s %10s | %7s %7s\n' op "tux3 s" \
 		"cpu s" "rss KiB" "e2fs s" "cpu s" "rss KiB" "time x" "rss x"
-	for op in populate fsck dot image manifest rdump find ncheck; do
+	for op in populate fsck fsck-cold dot image manifest rdump find ncheck; do
 		awk -v l="$1" -v op="$op" '
 			$1 == l && $2 == op && $3 == "tux3" { t = $4; tc = $5; tr = $6 }
 			$1 == l && $2 == op && $3 == "e2fs" { e = $4; ec = $5; er = $6 }
@@ -156,7 +169,7 @@ done
 
 echo "== growth per 10x files (tux3 wall, cpu and rss; e2fsprogs wall)"
 printf '%-9s %-14s %8s %8s %8s %8s\n' op sizes wall cpu rss e2fs
-for op in populate fsck dot image manifest rdump find ncheck; do
+for op in populate fsck fsck-cold dot image manifest rdump find ncheck; do
 	prev=""
 	for n in $sizes; do
 		if [ -n "$prev" ]; then
