@@ -86,7 +86,7 @@ RPATH_HERE = -Wl,-rpath,'$$ORIGIN'
 PKGS_DEBUG = readline libcrypto uuid
 PKGS_MKFS  = blkid uuid
 PKGS_DOT   = libcgraph libgvc
-PKGS_FUSE  = fuse3
+PKGS_FUSE  = fuse3 liburing
 
 LIB_SRC   = $(wildcard common/*.c common/*/*.c)
 PUBLIC_H  = common/tux3.h common/tux3_walk.h common/tux3_fsck.h \

@@ -3,8 +3,8 @@
  *
  * Mounts a Tux3 volume through FUSE (libfuse3, low-level API).  Our own
  * options (ro, snapshot=TAG, snapdir, commit=SECS, spin=USECS, cache=MIB,
- * cpu_latency=USECS, timeout=SECS, nowriteback, relatime, strictatime,
- * noatime) are
+ * cpu_latency=USECS, timeout=SECS, nowriteback, io_uring, relatime,
+ * strictatime, noatime) are
  * taken out of the command line with fuse_opt_parse; the rest (-f, -d,
  * -s, -o allow_other, ...) go to libfuse.  The volume is opened before
  * the mount, so that a bad device is reported on the terminal, then the
@@ -29,6 +29,7 @@ struct options {
 	unsigned cpu_latency;		/* us; UINT_MAX: not asked for */
 	unsigned timeout;		/* s, entry and attribute cache */
 	int nowriteback;
+	int io_uring;
 	int snapdir;			/* T3F_SNAPDIR_* */
 	int atime;			/* TUX3_ATIME_* or T3F_NOATIME */
 	int ro, allow_other, default_permissions;
@@ -57,6 +58,7 @@ static const struct fuse_opt t3_opts[] = {
 	FUSE_OPT_KEY("cpu_latency=", KEY_CPU_LATENCY),
 	FUSE_OPT_KEY("timeout=", KEY_TIMEOUT),
 	{ "nowriteback", offsetof(struct options, nowriteback), 1 },
+	{ "io_uring", offsetof(struct options, io_uring), 1 },
 	FUSE_OPT_KEY("snapdir", KEY_SNAPDIR),
 	FUSE_OPT_KEY("snapdir=", KEY_SNAPDIR_IS),
 	FUSE_OPT_KEY("relatime", KEY_RELATIME),
@@ -205,6 +207,10 @@ static void usage(FILE *f)
 		"attributes SECS\n"
 		"                           (default 86400: every change "
 		"comes through it)\n"
+		"    -o io_uring            requests through io_uring, a queue "
+		"per CPU\n"
+		"                           (Linux 6.14+, fuse enable_uring "
+		"on)\n"
 		"    -o nowriteback         no writeback cache: each write(2) "
 		"reaches the\n"
 		"                           daemon before it returns\n"
@@ -362,6 +368,7 @@ int main(int argc, char *argv[])
 	fs.atime = o.atime;
 	fs.snapdir = o.snapdir;
 	fs.want_killpriv = !o.ro;
+	fs.want_uring = o.io_uring;
 	if (pthread_mutex_init(&fs.lock, NULL) || itab_init(&fs.itab)) {
 		fprintf(stderr, "tux3fuse: out of memory\n");
 		goto out_cmd;
@@ -416,6 +423,7 @@ int main(int argc, char *argv[])
 		.latency = latency.fd >= 0 ? &latency : NULL,
 	};
 	ret = t3f_serve(se, &so);
+	t3f_uring_stop(&fs);
 	if (ret < 0)
 		t3f_log(&fs, "reading the FUSE device: %s", strerror(-ret));
 	/* a signal ends the loop with its number: a clean exit all the same */

@@ -162,9 +162,30 @@ struct t3f {
 	uint64_t init_unique;		/* the INIT request, until replied */
 	bool kernel_killpriv_v2;	/* the kernel offers it */
 	bool killpriv_v2;		/* and the mount has it */
+	bool want_uring;		/* -o io_uring */
+	bool kernel_uring;		/* the kernel offers it */
+	bool uring_asked;		/* the INIT reply took it */
+	size_t uring_payload;		/* its largest request's payload */
+
+	/* uring.c */
+	struct t3f_uring *uring;	/* NULL: /dev/fuse only */
 };
 
 #define T3F_NOATIME (-1)
+
+/* kernel_io.c: what a request tells before libfuse sees it (the INIT's
+ * offer, the kill flags of a write or setattr), for the thread that
+ * then processes it; whether read from /dev/fuse or from io_uring. */
+void t3f_note_request(struct t3f *fs, const void *buf, size_t len);
+
+/* uring.c: FUSE over io_uring, started by kernel_io.c once the INIT
+ * reply that asks for it is written; stopped when the session ends. */
+struct iovec;
+int t3f_uring_start(struct t3f *fs, size_t payload);
+void t3f_uring_stop(struct t3f *fs);
+/* A reply to the request this thread serves from io_uring: taken (true,
+ * *ret the bytes or a negative errno), else false (for /dev/fuse). */
+bool t3f_uring_reply(const struct iovec *iov, int count, ssize_t *ret);
 
 /* fuse_ops.c */
 extern const struct fuse_lowlevel_ops t3f_ops;

@@ -3,7 +3,9 @@
 # the workloads users run, each on a fresh volume, against ext4 on a loop
 # device (the kernel driver), fuse2fs on an ext4 image (e2fsprogs' FUSE
 # driver, the nearest peer) and tmpfs, in the same run, all with default
-# options.  Each figure is the median of BENCH_FUSE_RUNS runs (default
+# options, and tux3fuse -o io_uring (column tux3-uring) where the kernel
+# has FUSE over io_uring (its enable_uring parameter is turned on for the
+# run and restored).  Each figure is the median of BENCH_FUSE_RUNS runs (default
 # 3); in each run the four targets take turns, so that a change in the
 # machine's load falls on all of them.  Printed: seconds, and each
 # target's ratio to ext4.
@@ -46,13 +48,21 @@ command -v fio >/dev/null 2>&1 || need="$need fio"
 	--no-install-recommends $need >/dev/null 2>&1
 targets="ext4 tux3fuse tmpfs"
 command -v fuse2fs >/dev/null 2>&1 && targets="ext4 tux3fuse fuse2fs tmpfs"
+uring_param=/sys/module/fuse/parameters/enable_uring
+uring_was=
+if [ -w "$uring_param" ]; then
+	uring_was=$(cat "$uring_param")
+	echo Y > "$uring_param"
+	targets="ext4 tux3fuse tux3-uring${targets#ext4 tux3fuse}"
+fi
 
 work=$(mktemp -d /tmp/tux3-benchfuse.XXXXXX)
 mnt=$work/mnt
 img=$work/v.img
 mkdir -p "$mnt"
 daemon=
-trap 'umount "$mnt" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'umount "$mnt" 2>/dev/null; rm -rf "$work"
+	[ -n "$uring_was" ] && echo "$uring_was" > "$uring_param"' EXIT
 size=2g
 
 now() { date +%s%N; }
@@ -61,7 +71,7 @@ now() { date +%s%N; }
 mkvol() {
 	rm -f "$img"
 	case $1 in
-	tux3fuse) "$mkfs_tux3" -q "$img" "$size" ;;
+	tux3fuse|tux3-uring) "$mkfs_tux3" -q "$img" "$size" ;;
 	ext4|fuse2fs) truncate -s "$size" "$img" &&
 		mkfs.ext4 -q -F "$img" >/dev/null 2>&1 ;;
 	tmpfs) : ;;
@@ -72,6 +82,7 @@ mkvol() {
 mnt_up() {
 	case $1 in
 	tux3fuse) "$fuse" "$img" "$mnt" ;;
+	tux3-uring) "$fuse" -o io_uring "$img" "$mnt" ;;
 	ext4) mount -o loop "$img" "$mnt" ;;
 	fuse2fs) fuse2fs -f "$img" "$mnt" >/dev/null 2>&1 &
 		daemon=$!
@@ -90,7 +101,7 @@ mnt_down() {
 	sync
 	umount "$mnt" || return 1
 	case $1 in
-	tux3fuse) flock -x "$img" true ;;
+	tux3fuse|tux3-uring) flock -x "$img" true ;;
 	fuse2fs) wait "$daemon" ;;
 	esac
 }

@@ -39,6 +39,7 @@ need_build() {
 	need_pkg libgvc libgraphviz-dev
 	need_pkg libcrypto libssl-dev
 	need_pkg fuse3 libfuse3-dev
+	need_pkg liburing liburing-dev
 }
 
 need_test() {

@@ -44,6 +44,14 @@
 #                                namespace operations), as root and, with
 #                                allow_other, the permission cases as
 #                                nobody
+#   fuse_workloads/io_uring/...  -o io_uring with the fuse module's
+#                                enable_uring on (root, Linux 6.14+): the
+#                                POSIX list as above, /usr/include/linux
+#                                copied and compared, most requests served
+#                                from the rings, fsck clean, no sanitizer
+#                                report; with it off, the daemon says so
+#                                and serves through /dev/fuse (the
+#                                parameter is restored)
 #   fuse_workloads/sanitizer     no sanitizer report in the daemons' output
 # Short sizes by default (make check); FUSE_FULL=1 (make fuse) runs the
 # full ones.  Skips (SKIP lines) where /dev/fuse is missing or FUSE cannot
@@ -67,7 +75,10 @@ mnt=$(mktemp -d /tmp/tux3fuse-wl.XXXXXX) || { fail all "mktemp"; exit 1; }
 chmod 755 "$mnt"
 log=$work/daemon.log
 dpid= wpid=
+uring_param=/sys/module/fuse/parameters/enable_uring
+uring_was=
 cleanup() {
+	[ -n "$uring_was" ] && echo "$uring_was" > "$uring_param"
 	[ -n "$wpid" ] && kill -KILL "$wpid" 2>/dev/null
 	if grep -q " $mnt " /proc/self/mountinfo 2>/dev/null; then
 		umount "$mnt" 2>/dev/null || fusermount3 -u "$mnt" 2>/dev/null ||
@@ -788,6 +799,68 @@ if want posix; then
 	fi
 fi
 rm -f "$img"
+
+# ---- FUSE over io_uring: a queue per CPU (its own log: the daemon
+# tells what the rings served) ----
+if ! want io_uring; then :
+elif [ "$(id -u)" != 0 ] || [ ! -w "$uring_param" ]; then
+	skip io_uring/all "needs root and $uring_param (Linux 6.14+)"
+else
+	main_log=$log log=$work/uring.log
+	uring_was=$(cat "$uring_param")
+	echo Y > "$uring_param"
+	img=$work/uring.img
+	"$mkfs" -q -O atime "$img" 256m
+	if start "$img" -o io_uring,allow_other; then
+		posix_run io_uring/posix --atime relatime --user 65534:65534
+		if cp -a /usr/include/linux "$mnt/linux" &&
+		   diff -r --no-dereference /usr/include/linux "$mnt/linux"; then
+			pass io_uring/copy
+		else
+			fail io_uring/copy
+		fi
+		result io_uring/unmount stop
+		served=$(sed -n 's/^tux3fuse: io_uring: \([0-9]*\) requests.*/\1/p' \
+			 "$log" | tail -1)
+		if [ "${served:-0}" -ge 1000 ]; then
+			pass io_uring/served
+		else
+			fail io_uring/served "${served:-no} requests from the rings: $(
+				grep -m2 'io_uring' "$log" | tr '\n' ' ')"
+		fi
+		check io_uring/fsck
+	else
+		fail io_uring/mount "$(tail -2 "$log" | tr '\n' ' ')"
+	fi
+	# the kernel not offering it: said, and served through /dev/fuse
+	echo N > "$uring_param"
+	uring_log=$log log=$work/uring-off.log
+	if start "$img" -o io_uring; then
+		if cmp -s /usr/include/linux/fs.h "$mnt/linux/fs.h" &&
+		   grep -q "io_uring: the kernel does not offer it" "$log" &&
+		   ! grep -q "requests served" "$log"; then
+			pass io_uring/fallback
+		else
+			fail io_uring/fallback "$(grep -m2 io_uring "$log" |
+				tr '\n' ' ')"
+		fi
+		result io_uring/fallback-unmount stop
+	else
+		fail io_uring/fallback-mount "$(tail -2 "$log" | tr '\n' ' ')"
+	fi
+	cat "$log" >> "$uring_log"
+	log=$uring_log
+	echo "$uring_was" > "$uring_param"
+	uring_was=
+	rm -f "$img"
+	if grep -qE "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" \
+		"$log"; then
+		fail io_uring/sanitizer "$(grep -m1 -E 'ERROR|runtime error' "$log")"
+	else
+		pass io_uring/sanitizer
+	fi
+	log=$main_log
+fi
 
 # any sanitizer report or library complaint in the daemons' output
 if grep -qE "ERROR: AddressSanitizer|runtime error:|LeakSanitizer" "$log"
