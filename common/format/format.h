@@ -210,6 +210,9 @@ int ileaf_split(uint8_t *leaf, uint8_t *newleaf, unsigned blocksize,
 /* Move every inode into newleaf, whose ibase (*newbase, the separator)
  * is the first of them, leaving the leaf empty.  -EINVAL if it is empty
  * already. */
+/* Whether the leaf's dictionary can hold a slot for inum (ibase <= inum
+ * and less than a dictionary's worth above it). */
+bool ileaf_reaches(const uint8_t *leaf, unsigned blocksize, uint64_t inum);
 int ileaf_split_off(uint8_t *leaf, uint8_t *newleaf, unsigned blocksize,
 		    uint64_t *newbase);
 /* Whether the leaf holds no inode (its dictionary may still have

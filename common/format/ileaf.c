@@ -407,6 +407,12 @@ int ileaf_split_off(uint8_t *leaf, uint8_t *newleaf, unsigned bs,
 	return 0;
 }
 
+bool ileaf_reaches(const uint8_t *leaf, unsigned bs, uint64_t inum)
+{
+	uint64_t ibase = ileaf_ibase(leaf);
+	return inum >= ibase && inum - ibase < (bs - ILEAF_HEADER) / 2;
+}
+
 bool ileaf_empty(const uint8_t *leaf, unsigned bs)
 {
 	return dict_end(leaf, bs, ileaf_count(leaf)) == 0;

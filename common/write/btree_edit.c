@@ -276,6 +276,23 @@ int btree_split_leaf_by(struct btree *bt, struct wpath *p,
 	return insert_index(bt, p, p->depth - 2, sep, newb, root_moved);
 }
 
+int btree_split_leaf_at(struct btree *bt, struct wpath *p, uint64_t at,
+			bool *root_moved)
+{
+	struct tux3_volume *vol = bt->vol;
+	uint64_t leaf = p->lv[p->depth - 1].block, newb;
+	uint8_t *nimg;
+	int err;
+
+	if (at <= p->lv[p->depth - 1].lo || at >= p->lv[p->depth - 1].hi)
+		return -EINVAL;
+	if ((err = meta_alloc(vol, leaf + 1, OV_DELTA_DIRTY, &newb, &nimg)) ||
+	    (err = log_balloc(vol, newb, 1)))
+		return err;
+	bt->ops->leaf_init(vol, nimg, at);
+	return insert_index(bt, p, p->depth - 2, at, newb, root_moved);
+}
+
 /* A new tree of one empty leaf (depth 1), e.g. a file's first dleaf. */
 int btree_create_leaf(struct btree *bt, uint64_t goal)
 {

@@ -80,15 +80,21 @@ static int itree_leaf_split_off(struct tux3_volume *vol, uint8_t *leaf,
  *    stay within the dictionary's reach, else they move to a leaf of
  *    their own (split off), which leaves this one empty;
  *  - an empty leaf whose dictionary does not reach inum is rebuilt from
- *    inum: splitting a leaf without inodes cannot make room.
+ *    inum: splitting a leaf without inodes cannot make room;
+ *  - a leaf with inodes whose dictionary does not reach inum (a sparse
+ *    tree: the orphan table's inums are scattered) gives the range from
+ *    inum up to a new empty leaf: splitting its inodes in halves would
+ *    not bring the dictionary any nearer.
  * A full leaf splits as its tree's ops say.
  */
+#define ITABLE_TRIES 8
+
 int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
 	       uint64_t inum, const uint8_t *blob, unsigned len)
 {
 	int err = 0;
 
-	for (int tries = 0; tries < 8; tries++) {
+	for (int tries = 0; tries < ITABLE_TRIES; tries++) {
 		struct wpath p;
 		bool moved;
 		err = btree_wprobe(bt, inum, &p, &moved);
@@ -113,6 +119,8 @@ int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
 		if (err == -ERANGE)
 			err = btree_split_leaf_by(bt, &p, itree_leaf_split_off,
 						  &moved);
+		else if (!ileaf_reaches(leaf, vol->blocksize, inum))
+			err = btree_split_leaf_at(bt, &p, inum, &moved);
 		else
 			err = btree_split_leaf(bt, &p, &moved);
 		if (moved) {
@@ -122,7 +130,10 @@ int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
 		if (err)
 			return err;
 	}
-	return err;
+	/* every try split and still no room: refused, never claimed */
+	return vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
+			 "%s: no room for inode %" PRIu64 " after %d splits",
+			 bt->ops->name, inum, ITABLE_TRIES);
 }
 
 static int itree_set(struct tux3_volume *vol, uint64_t inum,

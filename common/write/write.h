@@ -28,6 +28,10 @@ int btree_split_leaf(struct btree *bt, struct wpath *p, bool *root_moved);
 int btree_split_leaf_by(struct btree *bt, struct wpath *p,
 			leaf_split_fn split, bool *root_moved);
 int btree_create_leaf(struct btree *bt, uint64_t goal);
+/* A new empty leaf for the keys [at, hi) of the leaf at the end of p
+ * (lo < at < hi), which keeps [lo, at). */
+int btree_split_leaf_at(struct btree *bt, struct wpath *p, uint64_t at,
+			bool *root_moved);
 /* btree_edit.c: every node of the tree given back, logged (leaves BFREE,
  * bnodes BNODE_FREE); what the leaves map is the caller's. */
 int btree_free_nodes(struct btree *bt);

@@ -93,6 +93,55 @@ TEST(oracle_orphan)
 	}
 }
 
+/* Orphans far apart in number (files unlinked while open, here and there
+ * in a large tree: rm -rf under a FUSE mount): a leaf of the orphan table
+ * full of close numbers cannot reach one far above, and splitting its
+ * entries in halves never brings it nearer, so the range from there goes
+ * to a leaf of its own.  Before, the insertion halved the leaf eight
+ * times, gave up, and said it had stored the orphan. */
+TEST(sparse_orphans_reach_the_otree)
+{
+	const char *path = scratch_volume(12, 64 << 20,
+					  TUX3_FEATURE_COMPAT_DEFAULT);
+	struct tux3_volume *vol;
+	enum { FILES = 8000, DENSE = 300, FAR = 3 };
+	tux3_ino_t first = 0, ino;
+	char name[32];
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDWR, &vol), 0);
+	for (unsigned i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, name, strlen(name),
+				     0100644, 0, 0, &ino), 0);
+		if (!i)
+			first = ino;
+		CHECK_EQ(ino, first + i);
+	}
+	CHECK_EQ(tux3_sync(vol), 0);
+	/* DENSE close together, then FAR each thousands above the last,
+	 * all open and unlinked in one unify cycle */
+	unsigned picks[DENSE + FAR], n = 0;
+	for (unsigned i = 0; i < DENSE; i++)
+		picks[n++] = i;
+	for (unsigned k = 1; k <= FAR; k++)
+		picks[n++] = k * 2500;
+	for (unsigned k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "f%u", picks[k]);
+		CHECK_EQ(tux3_iopen(vol, first + picks[k]), 0);
+		CHECK_EQ(tux3_unlink(vol, TUX3_ROOT_INO, name, strlen(name)),
+			 0);
+	}
+	CHECK_EQ(tux3_unify(vol), 0);
+	CHECK_EQ(tux3_orphan_count(vol), n);
+	CHECK_EQ(tux3_umount(vol), 0);
+
+	/* every one of them is in the otree: the next open finds them all
+	 * (and, read-write, releases them) */
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK_EQ(tux3_orphan_count(vol), n);
+	tux3_close(vol);
+	fsck_clean(path);
+}
+
 int main(void)
 {
 	return run_tests("orphan");
