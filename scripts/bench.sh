@@ -425,7 +425,8 @@ fuse_bench
 # per operation, index on and off) at BENCH_DIR_SIZES, then one directory
 # of a tux3fuse mount beside ext4 on a loop device (as root) at
 # BENCH_DIR_FUSE_SIZES: create, stat of existing and missing names,
-# rename within, readdir, unlink, in microseconds per operation.
+# rename within, readdir, unlink, in microseconds per operation; also
+# through tux3fuse -o io_uring (tux3-uring) where the kernel has it.
 dir_bench() {
 	sizes=${BENCH_DIR_SIZES:-5000 20000 50000}
 	# through tux3fuse and ext4: BENCH_DIR_FUSE_SIZES (1,000,000 takes
@@ -448,6 +449,14 @@ dir_bench() {
 	fi
 	img=$work/dir.img fmnt=$work/fmnt
 	mkdir -p "$fmnt"
+	fss="ext4 tux3fuse"
+	uring_param=/sys/module/fuse/parameters/enable_uring
+	uring_was=
+	if [ -w "$uring_param" ]; then
+		uring_was=$(cat "$uring_param")
+		echo Y > "$uring_param"
+		fss="$fss tux3-uring"
+	fi
 	echo "== one directory through tux3fuse and ext4 (loop): microseconds per operation"
 	echo "   (create all N; stat of up to 20,000 existing and 20,000 missing names in random"
 	echo "   order; rename within of up to 20,000; readdir of all; unlink of all)"
@@ -455,12 +464,14 @@ dir_bench() {
 		stat stat-miss rename readdir unlink "create/ext4"
 	for n in $fuse_sizes; do
 		ext=
-		for fs in ext4 tux3fuse; do
+		for fs in $fss; do
 			rm -f "$img"
 			size=$((256 + n / 64))m
 			case $fs in
 			tux3fuse) "$mkfs_tux3" -q "$img" "$size" &&
 				  "$fuse" "$img" "$fmnt" ;;
+			tux3-uring) "$mkfs_tux3" -q "$img" "$size" &&
+				  "$fuse" -o io_uring "$img" "$fmnt" ;;
 			ext4) truncate -s "$size" "$img" &&
 			      mkfs.ext4 -q -F "$img" >/dev/null 2>&1 &&
 			      mount -o loop "$img" "$fmnt" ;;
@@ -505,7 +516,7 @@ print(" ".join(out))
 PY
 )
 			umount "$fmnt"
-			[ $fs = tux3fuse ] && flock -x "$img" true
+			[ $fs != ext4 ] && flock -x "$img" true
 			[ $fs = ext4 ] && ext=$1
 			ratio=-
 			[ -n "$ext" ] && ratio=$(awk "BEGIN{printf \"%.2f\", $1 / $ext}")
@@ -514,6 +525,7 @@ PY
 		done
 	done
 	rm -f "$img"
+	[ -n "$uring_was" ] && echo "$uring_was" > "$uring_param"
 }
 dir_bench
 
