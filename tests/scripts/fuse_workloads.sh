@@ -47,7 +47,8 @@
 #   fuse_workloads/io_uring/...  -o io_uring with the fuse module's
 #                                enable_uring on (root, Linux 6.14+): the
 #                                POSIX list as above, /usr/include/linux
-#                                copied and compared, most requests served
+#                                copied and compared, a copy removed with
+#                                rm -rf, most requests served
 #                                from the rings, fsck clean, no sanitizer
 #                                report; with it off, the daemon says so
 #                                and serves through /dev/fuse (the
@@ -819,6 +820,9 @@ else
 		else
 			fail io_uring/copy
 		fi
+		# files unlinked while the kernel still holds them open
+		cp -a /usr/include/linux "$mnt/again" &&
+			result io_uring/rm rm -rf "$mnt/again"
 		result io_uring/unmount stop
 		served=$(sed -n 's/^tux3fuse: io_uring: \([0-9]*\) requests.*/\1/p' \
 			 "$log" | tail -1)
