@@ -4,8 +4,17 @@
  * record, the second superblock, log block CRCs, the version table and
  * tux3image's runs.  The table is constant data, so the library keeps no
  * state for it and any thread may call it.
+ *
+ * On x86-64 with SSE4.2 the processor's crc32 instruction does eight bytes
+ * at a time (tux3image of a million files spent more than half its time
+ * here a byte at a time); the table serves everywhere else, and both give
+ * the same value.
  */
+#include <string.h>
 #include "io/io.h"
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 static const uint32_t crc32c_table[256] = {
 	0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c,
@@ -53,11 +62,44 @@ static const uint32_t crc32c_table[256] = {
 	0xbe2da0a5, 0x4c4623a6, 0x5f16d052, 0xad7d5351,
 };
 
+static uint32_t crc32c_table_run(uint32_t crc, const uint8_t *p, size_t len)
+{
+	while (len--)
+		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_sse42_run(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+	for (; len && ((uintptr_t)p & 7); len--)
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = _mm_crc32_u64(c, v);
+	}
+	for (; len; len--)
+		c = _mm_crc32_u8((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+#endif
+
 uint32_t tux3_crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
-	crc = ~crc;
-	while (len--)
-		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return ~crc32c_sse42_run(~crc, p, len);
+#endif
+	return ~crc32c_table_run(~crc, p, len);
+}
+
+/* The table's answer, whatever the processor: for the tests, which hold
+ * the fast path to it. */
+uint32_t crc32c_portable(uint32_t crc, const void *buf, size_t len)
+{
+	return ~crc32c_table_run(~crc, buf, len);
 }

@@ -73,6 +73,10 @@ int spacemap_set(struct spacemap *sm, uint64_t n, bool set);
 uint64_t spacemap_count(const struct spacemap *sm, uint64_t start,
 			uint64_t count);
 
+/* ---- crc32c.c (tux3_crc32c is public, in tux3.h) ---- */
+/* The byte-at-a-time table's CRC32C, whatever the processor offers. */
+uint32_t crc32c_portable(uint32_t crc, const void *buf, size_t len);
+
 /* ---- node_memo.c ---- */
 bool node_memo_has(struct node_memo *m, uint64_t block, uint64_t lo,
 		   uint64_t hi);
