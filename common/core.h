@@ -81,6 +81,7 @@ struct extent {
 };
 typedef int (*extent_fn)(void *ctx, const struct extent *e);
 void inode_readahead_map(struct tux3_volume *vol, uint64_t inum);
+void inode_readahead_data(struct tux3_volume *vol, uint64_t inum);
 int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		 uint64_t start, uint64_t end, extent_fn fn, void *ctx);
 /* Map one logical block: *physical 0 = hole; *run = blocks mapped

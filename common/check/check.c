@@ -365,9 +365,14 @@ static int ns_dir(struct nscheck *c, uint64_t dir)
 		ns_problem(c, TUX3_NS_UNREADABLE, dir, 0, 0, 0);
 		err = 0;
 	}
-	if (vol_readahead_on(c->vol))
+	if (vol_readahead_on(c->vol)) {
+		/* every map first, then (those arriving meanwhile) every
+		 * directory's blocks, before the first is read */
 		for (size_t i = 0; i < w.nsub; i++)
 			inode_readahead_map(c->vol, w.subdirs[i]);
+		for (size_t i = 0; i < w.nsub; i++)
+			inode_readahead_data(c->vol, w.subdirs[i]);
+	}
 	c->depth++;
 	for (size_t i = 0; i < w.nsub && !err; i++)
 		err = ns_dir(c, w.subdirs[i]);
