@@ -16,8 +16,8 @@ struct populate_params {
 	dev_t skip_dev;		/* (the image being written, if it lies */
 	ino_t skip_ino;		/* inside the source tree) */
 	int threads;		/* helpers reading the source tree ahead
-				 * (-1: one per CPU but one, 1 to 4); the
-				 * image does not depend on it */
+				 * (-1: pf_default_threads()); the image does
+				 * not depend on it */
 };
 
 struct populate_stats {

@@ -30,7 +30,11 @@
 #define PF_WINDOW 64		/* entries fetched ahead in one directory */
 #define PF_HELD_MAX 256		/* entries held fetched in all */
 #define PF_BUFS 128		/* data buffers of PF_DATA_MAX bytes */
-#define PF_THREADS_MAX 4	/* default helpers, at most */
+/* Helpers by default: they mostly wait for the source's disk, so their
+ * number follows the reads a device serves at once, not the CPUs (1M
+ * small files, cold, 2 CPUs: 106 s with none, 97 s with 1, 37 s with 4,
+ * 35 s with 8; warm, the same 15 s with 1 or 4). */
+#define PF_THREADS_DEFAULT 4
 
 enum slot_state { SLOT_FREE, SLOT_BUSY, SLOT_READY };
 
@@ -328,9 +332,7 @@ void pf_dir_end(struct pf_dir *d)
 
 unsigned pf_default_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	/* one at least: a helper also overlaps the waits of a cold tree */
-	return n < 1 ? 1 : n > PF_THREADS_MAX ? PF_THREADS_MAX : (unsigned)n;
+	return PF_THREADS_DEFAULT;
 }
 
 struct prefetch *pf_start(unsigned nthreads)
