@@ -45,6 +45,7 @@ struct server {
 	struct fuse_session *se;
 	int fd;
 	uint64_t spin_ns;
+	struct t3f_uring *const *quiet_if;	/* serve_opts */
 	unsigned max_threads, max_idle;
 	struct cpu_latency *latency;	/* used by the reader only */
 	pthread_mutex_t lock;		/* guards the fields below */
@@ -74,6 +75,11 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static bool uring_up(const struct server *s)
+{
+	return s->quiet_if && __atomic_load_n(s->quiet_if, __ATOMIC_RELAXED);
+}
+
 /*
  * The next request into buf: > 0 its size, 0 when the session has ended
  * (unmount, signal), or a negative errno.  Polls for spin_ns, then
@@ -96,7 +102,7 @@ static int receive_one(struct server *s, struct fuse_buf *buf)
 			continue;
 		if (res != -EAGAIN)
 			return res;
-		if (s->spin_ns && !s->working &&
+		if (s->spin_ns && !s->working && !uring_up(s) &&
 		    mono_ns() - since < s->spin_ns)
 			continue;
 		bool held = s->latency && s->latency->held;
@@ -238,6 +244,7 @@ int t3f_serve(struct fuse_session *se, const struct serve_opts *o)
 		.se = se,
 		.fd = fuse_session_fd(se),
 		.spin_ns = (uint64_t)o->spin_us * 1000,
+		.quiet_if = o->quiet_if,
 		.max_threads = o->max_threads ? o->max_threads : 1,
 		.max_idle = o->max_idle ? o->max_idle : 1,
 		.latency = o->latency,

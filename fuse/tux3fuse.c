@@ -420,6 +420,7 @@ int main(int argc, char *argv[])
 		.max_idle = cmd.max_idle_threads == UINT_MAX
 				    ? 10 : cmd.max_idle_threads,
 		.spin_us = o.spin,
+		.quiet_if = &fs.uring,
 		.latency = latency.fd >= 0 ? &latency : NULL,
 	};
 	ret = t3f_serve(se, &so);

@@ -226,6 +226,11 @@ struct serve_opts {
 	unsigned max_threads;		/* 1: single-threaded */
 	unsigned max_idle;		/* threads kept waiting */
 	unsigned spin_us;		/* poll the device after a request */
+	/* while *quiet_if is not NULL (uring.c's queues are up), requests
+	 * come through io_uring and the device carries only forgets and
+	 * interrupts: no polling, which would take the CPU a queue's
+	 * thread and its caller share */
+	struct t3f_uring *const *quiet_if;
 	struct cpu_latency *latency;	/* NULL: none */
 };
 /* Run the session until unmount or a signal.  0 or a negative errno. */

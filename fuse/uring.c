@@ -222,7 +222,20 @@ static void *queue_main(void *arg)
 	/* an offline CPU's queue serves nobody; its thread may run anywhere */
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 
-	int err = 0;
+	/* the ring is this thread's alone: its completions run here when it
+	 * asks for them, not as work pushed at it (a wake-up each) */
+	int err = io_uring_queue_init(URING_DEPTH * 2, &q->ring,
+				      IORING_SETUP_SQE128 |
+				      IORING_SETUP_SINGLE_ISSUER |
+				      IORING_SETUP_DEFER_TASKRUN);
+	if (err == -EINVAL)	/* before Linux 6.1 */
+		err = io_uring_queue_init(URING_DEPTH * 2, &q->ring,
+					  IORING_SETUP_SQE128);
+	if (err) {
+		queue_failed(q, err);
+		return NULL;
+	}
+	q->ring_ok = true;
 	for (unsigned i = 0; i < URING_DEPTH && !err; i++)
 		err = queue_cmd(q, &q->ents[i], FUSE_IO_URING_CMD_REGISTER);
 	if (!err && (err = io_uring_submit(&q->ring)) >= 0)
@@ -293,11 +306,6 @@ static int queue_init(struct t3f_uring *u, struct uring_queue *q,
 {
 	q->u = u;
 	q->qid = qid;
-	int r = io_uring_queue_init(URING_DEPTH * 2, &q->ring,
-				    IORING_SETUP_SQE128);
-	if (r)
-		return r;
-	q->ring_ok = true;
 	for (unsigned i = 0; i < URING_DEPTH; i++) {
 		struct uring_ent *e = &q->ents[i];
 		e->q = q;
@@ -357,7 +365,7 @@ int t3f_uring_start(struct t3f *fs, size_t payload)
 		uring_free(u);
 		return err;
 	}
-	fs->uring = u;
+	__atomic_store_n(&fs->uring, u, __ATOMIC_RELEASE);
 	return 0;
 }
 
