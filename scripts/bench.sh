@@ -450,13 +450,8 @@ dir_bench() {
 	img=$work/dir.img fmnt=$work/fmnt
 	mkdir -p "$fmnt"
 	fss="ext4 tux3fuse"
-	uring_param=/sys/module/fuse/parameters/enable_uring
-	uring_was=
-	if [ -w "$uring_param" ]; then
-		uring_was=$(cat "$uring_param")
-		echo Y > "$uring_param"
-		fss="$fss tux3-uring"
-	fi
+	. "$top/scripts/uring_param.sh"
+	uring_on && fss="$fss tux3-uring"
 	echo "== one directory through tux3fuse and ext4 (loop): microseconds per operation"
 	echo "   (create all N; stat of up to 20,000 existing and 20,000 missing names in random"
 	echo "   order; rename within of up to 20,000; readdir of all; unlink of all)"
@@ -525,7 +520,7 @@ PY
 		done
 	done
 	rm -f "$img"
-	[ -n "$uring_was" ] && echo "$uring_was" > "$uring_param"
+	uring_restore
 }
 dir_bench
 

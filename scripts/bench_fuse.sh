@@ -48,21 +48,15 @@ command -v fio >/dev/null 2>&1 || need="$need fio"
 	--no-install-recommends $need >/dev/null 2>&1
 targets="ext4 tux3fuse tmpfs"
 command -v fuse2fs >/dev/null 2>&1 && targets="ext4 tux3fuse fuse2fs tmpfs"
-uring_param=/sys/module/fuse/parameters/enable_uring
-uring_was=
-if [ -w "$uring_param" ]; then
-	uring_was=$(cat "$uring_param")
-	echo Y > "$uring_param"
-	targets="ext4 tux3fuse tux3-uring${targets#ext4 tux3fuse}"
-fi
+. "$top/scripts/uring_param.sh"
+uring_on && targets="ext4 tux3fuse tux3-uring${targets#ext4 tux3fuse}"
 
 work=$(mktemp -d /tmp/tux3-benchfuse.XXXXXX)
 mnt=$work/mnt
 img=$work/v.img
 mkdir -p "$mnt"
 daemon=
-trap 'umount "$mnt" 2>/dev/null; rm -rf "$work"
-	[ -n "$uring_was" ] && echo "$uring_was" > "$uring_param"' EXIT
+trap 'umount "$mnt" 2>/dev/null; rm -rf "$work"; uring_restore' EXIT
 size=2g
 
 now() { date +%s%N; }
