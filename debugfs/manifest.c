@@ -220,13 +220,18 @@ out:
 	return err;
 }
 
+/* A directory's children: their names back to back in one arena (no
+ * allocation per name: a directory of a million entries is listed in
+ * about 40 bytes an entry). */
 struct child {
-	char *name;
+	size_t name;		/* offset in names */
 	tux3_ino_t ino;
 };
 struct children {
 	struct child *v;
 	size_t count, cap;
+	char *names;
+	size_t nlen, ncap;
 };
 
 static int collect_child(void *ctx, const char *name, unsigned len,
@@ -242,18 +247,32 @@ static int collect_child(void *ctx, const char *name, unsigned len,
 		c->v = n;
 		c->cap = ncap;
 	}
-	c->v[c->count].name = strndup(name, len);
-	if (!c->v[c->count].name)
-		return -ENOMEM;
-	c->v[c->count++].ino = ino;
+	if (c->nlen + len + 1 > c->ncap) {
+		size_t ncap = c->ncap ? c->ncap * 2 : 1024;
+		while (ncap < c->nlen + len + 1)
+			ncap *= 2;
+		char *n = realloc(c->names, ncap);
+		if (!n)
+			return -ENOMEM;
+		c->names = n;
+		c->ncap = ncap;
+	}
+	memcpy(c->names + c->nlen, name, len);
+	c->names[c->nlen + len] = 0;
+	c->v[c->count++] = (struct child){ c->nlen, ino };
+	c->nlen += len + 1;
 	return 0;
+}
+
+static const char *child_name(const struct children *c, size_t i)
+{
+	return c->names + c->v[i].name;
 }
 
 static void children_free(struct children *c)
 {
-	for (size_t i = 0; i < c->count; i++)
-		free(c->v[i].name);
 	free(c->v);
+	free(c->names);
 }
 
 int ancestry_push(struct ancestry *a, tux3_ino_t ino)
@@ -273,18 +292,34 @@ int ancestry_push(struct ancestry *a, tux3_ino_t ino)
  * Within a directory, a child's row sorts by its name and the rows below
  * a child directory by its name and a '/': "a.c" (0x2e) comes between
  * "a" and "a/x" (0x2f), "a0" after them.  Each child is two items of
- * one sorted list: its row, then its subtree.
+ * one sorted list: its row, then its subtree (child number * 2, + 1 for
+ * the subtree).
  */
-struct item {
-	const char *key;	/* name, or name "/" for the subtree */
-	size_t child;
-	bool subtree;
-};
+typedef uint32_t item_t;
 
-static int cmp_item(const void *a, const void *b)
+/* Byte at of an item's key: the name, then "/" for a subtree item; -1
+ * past the end (below every byte, as strcmp's terminator). */
+static int key_byte(const char *name, size_t len, bool subtree, size_t at)
 {
-	return strcmp(((const struct item *)a)->key,
-		      ((const struct item *)b)->key);
+	if (at < len)
+		return (unsigned char)name[at];
+	return at == len && subtree ? '/' : -1;
+}
+
+/* strcmp of the two items' keys, without making the keys */
+static int cmp_item(const void *a, const void *b, void *ctx)
+{
+	const struct children *c = ctx;
+	item_t x = *(const item_t *)a, y = *(const item_t *)b;
+	const char *p = child_name(c, x >> 1), *q = child_name(c, y >> 1);
+	size_t lp = strlen(p), lq = strlen(q), i = 0;
+	while (i < lp && i < lq && p[i] == q[i])
+		i++;
+	for (;; i++) {
+		int u = key_byte(p, lp, x & 1, i), v = key_byte(q, lq, y & 1, i);
+		if (u != v || u < 0)
+			return u - v;
+	}
 }
 
 static int manifest_children(struct manifest *m, const char *path,
@@ -332,57 +367,49 @@ static int manifest_children(struct manifest *m, const char *path,
 			     tux3_ino_t ino)
 {
 	struct children ch = { 0 };
-	struct item *items = NULL;
-	char **keys = NULL;
-	bool *isdir = NULL;
+	item_t *items = NULL;
+	uint8_t *isdir = NULL;
 	int err = tux3_readdir(m->sh->vol, ino, collect_child, &ch);
 	if (err) {
 		sh_volerr(m->sh, path, err);
 		m->failed = 1;
 	}
 	size_t n = ch.count;
+	if (n > UINT32_MAX / 2) {
+		err = -ENOMEM;	/* more names than a directory can hold */
+		goto out;
+	}
 	items = malloc((2 * n + 1) * sizeof(*items));
-	keys = calloc(n + 1, sizeof(*keys));
-	isdir = calloc(n + 1, sizeof(*isdir));
-	if (!items || !keys || !isdir) {
+	isdir = calloc(n / 8 + 1, 1);
+	if (!items || !isdir) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(ch.v[i].name);
-		if (!(keys[i] = malloc(len + 2))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		memcpy(keys[i], ch.v[i].name, len);
-		memcpy(keys[i] + len, "/", 2);
-		items[2 * i] = (struct item){ ch.v[i].name, i, false };
-		items[2 * i + 1] = (struct item){ keys[i], i, true };
-	}
-	qsort(items, 2 * n, sizeof(*items), cmp_item);
+	for (size_t i = 0; i < 2 * n; i++)
+		items[i] = (item_t)i;
+	qsort_r(items, 2 * n, sizeof(*items), cmp_item, &ch);
 	err = 0;
 	for (size_t k = 0; k < 2 * n && err != -ENOMEM; k++) {
-		const struct item *it = &items[k];
-		if (it->subtree && !isdir[it->child])
+		size_t child = items[k] >> 1;
+		bool subtree = items[k] & 1;
+		if (subtree && !(isdir[child / 8] & (1u << (child % 8))))
 			continue;
-		char *sub = child_path(path, ch.v[it->child].name);
+		char *sub = child_path(path, child_name(&ch, child));
 		if (!sub) {
 			err = -ENOMEM;
 			break;
 		}
-		if (!it->subtree) {
-			int r = manifest_one(m, sub, ch.v[it->child].ino);
-			isdir[it->child] = r > 0;
+		if (!subtree) {
+			int r = manifest_one(m, sub, ch.v[child].ino);
+			if (r > 0)
+				isdir[child / 8] |= (uint8_t)(1u << (child % 8));
 			err = r < 0 ? r : 0;
 		} else {
-			err = manifest_subtree(m, sub, ch.v[it->child].ino);
+			err = manifest_subtree(m, sub, ch.v[child].ino);
 		}
 		free(sub);
 	}
 out:
-	for (size_t i = 0; keys && i < n; i++)
-		free(keys[i]);
-	free(keys);
 	free(isdir);
 	free(items);
 	children_free(&ch);
