@@ -230,8 +230,7 @@ struct child {
 struct children {
 	struct child *v;
 	size_t count, cap;
-	char *names;
-	size_t nlen, ncap;
+	struct sbuf names;	/* each name with its terminator */
 };
 
 static int collect_child(void *ctx, const char *name, unsigned len,
@@ -247,32 +246,23 @@ static int collect_child(void *ctx, const char *name, unsigned len,
 		c->v = n;
 		c->cap = ncap;
 	}
-	if (c->nlen + len + 1 > c->ncap) {
-		size_t ncap = c->ncap ? c->ncap * 2 : 1024;
-		while (ncap < c->nlen + len + 1)
-			ncap *= 2;
-		char *n = realloc(c->names, ncap);
-		if (!n)
-			return -ENOMEM;
-		c->names = n;
-		c->ncap = ncap;
-	}
-	memcpy(c->names + c->nlen, name, len);
-	c->names[c->nlen + len] = 0;
-	c->v[c->count++] = (struct child){ c->nlen, ino };
-	c->nlen += len + 1;
+	size_t at = c->names.len;
+	if (sb_add(&c->names, name, len))
+		return -ENOMEM;
+	c->names.len++;		/* keep the terminator sb_add wrote */
+	c->v[c->count++] = (struct child){ at, ino };
 	return 0;
 }
 
 static const char *child_name(const struct children *c, size_t i)
 {
-	return c->names + c->v[i].name;
+	return c->names.s + c->v[i].name;
 }
 
 static void children_free(struct children *c)
 {
 	free(c->v);
-	free(c->names);
+	free(c->names.s);
 }
 
 int ancestry_push(struct ancestry *a, tux3_ino_t ino)
