@@ -167,6 +167,9 @@ unsigned inode_dtype(uint32_t mode);
 /* dir.c: every live record of a directory, through its file map */
 int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 		dirent_fn fn, void *ctx);
+/* The records at byte position start or later (a resumed readdir). */
+int dir_iterate_from(struct tux3_volume *vol, const struct inode *dir,
+		     uint64_t start, dirent_fn fn, void *ctx);
 /* The same, but a block whose records fail validation is reported to bad
  * (the error, its logical and physical block; the records before the
  * damage were passed to fn) and the walk goes on; bad's non-zero return
@@ -182,6 +185,9 @@ typedef int (*dir_block_fn)(void *ctx, uint64_t logical, uint64_t physical,
 			    const uint8_t *blk, int read_err);
 int dir_walk_blocks(struct tux3_volume *vol, const struct inode *dir,
 		    dir_block_fn fn, void *ctx);
+/* The same from logical block first on. */
+int dir_walk_blocks_from(struct tux3_volume *vol, const struct inode *dir,
+			 uint64_t first, dir_block_fn fn, void *ctx);
 /* One block of a directory by its logical number, counted in
  * vol->dir_block_reads as the walks count theirs. */
 int dir_read_block(struct tux3_volume *vol, const struct inode *dir,

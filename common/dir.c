@@ -12,7 +12,30 @@ struct dir_walk {
 	dir_block_fn fn;
 	void *ctx;
 	uint8_t *buf;
+	uint64_t first;		/* blocks before it are not passed on */
+	uint64_t hinted;	/* logical blocks before it were asked for */
 };
+
+/* Read ahead a window at a time: one wait for many blocks, without asking
+ * for a whole large directory again at each resumed batch (a reader of a
+ * million-entry directory in batches resumes thousands of times). */
+#define DIR_READAHEAD_BLOCKS 256
+
+static void dir_hint(struct dir_walk *w, const struct extent *x, uint64_t i)
+{
+	struct tux3_volume *vol = w->vol;
+	uint64_t logical = x->logical + i;
+	if (logical < w->hinted || !vol_readahead_on(vol))
+		return;
+	uint64_t end = (w->dir->size + vol->blocksize - 1) >> vol->blockbits;
+	uint64_t n = end > logical ? end - logical : 0;
+	if (n > x->count - i)
+		n = x->count - i;
+	if (n > DIR_READAHEAD_BLOCKS)
+		n = DIR_READAHEAD_BLOCKS;
+	vol_readahead(vol, x->physical + i, n);
+	w->hinted = logical + n;
+}
 
 static int dir_extent(void *ctx, const struct extent *x)
 {
@@ -21,16 +44,15 @@ static int dir_extent(void *ctx, const struct extent *x)
 
 	if (!x->physical)
 		return 0;	/* a hole in a directory holds no entries */
-	if (vol_readahead_on(vol)) {	/* one wait for the extent, not each */
-		uint64_t n = ((w->dir->size + vol->blocksize - 1) >>
-			      vol->blockbits);
-		n = x->logical < n ? n - x->logical : 0;
-		vol_readahead(vol, x->physical, n < x->count ? n : x->count);
-	}
-	for (uint64_t i = 0; i < x->count; i++) {
+	/* the map passes the whole extent that holds the first block */
+	uint64_t skip = w->first > x->logical ? w->first - x->logical : 0;
+	if (skip >= x->count)
+		return 0;
+	for (uint64_t i = skip; i < x->count; i++) {
 		uint64_t logical = x->logical + i;
 		if (logical << vol->blockbits >= w->dir->size)
 			break;
+		dir_hint(w, x, i);
 		vol->dir_block_reads++;
 		int r = vol_read_block(vol, x->physical + i, w->buf);
 		r = w->fn(w->ctx, logical, x->physical + i, w->buf, r);
@@ -40,18 +62,27 @@ static int dir_extent(void *ctx, const struct extent *x)
 	return 0;
 }
 
-int dir_walk_blocks(struct tux3_volume *vol, const struct inode *dir,
-		    dir_block_fn fn, void *ctx)
+int dir_walk_blocks_from(struct tux3_volume *vol, const struct inode *dir,
+			 uint64_t first, dir_block_fn fn, void *ctx)
 {
 	unsigned bs = vol->blocksize;
 	uint64_t nblocks = (dir->size + bs - 1) >> vol->blockbits;
-	struct dir_walk w = { vol, dir, fn, ctx, malloc(bs) };
+	struct dir_walk w = { vol, dir, fn, ctx, NULL, first, 0 };
 
+	if (first >= nblocks)
+		return 0;
+	w.buf = malloc(bs);
 	if (!w.buf)
 		return -ENOMEM;
-	int r = filemap_walk(vol, dir, 0, nblocks, dir_extent, &w);
+	int r = filemap_walk(vol, dir, first, nblocks, dir_extent, &w);
 	free(w.buf);
 	return r;
+}
+
+int dir_walk_blocks(struct tux3_volume *vol, const struct inode *dir,
+		    dir_block_fn fn, void *ctx)
+{
+	return dir_walk_blocks_from(vol, dir, 0, fn, ctx);
 }
 
 struct dir_records {
@@ -60,7 +91,17 @@ struct dir_records {
 	dirent_bad_fn bad;	/* NULL: the first bad block ends the walk */
 	void *ctx;
 	struct tux3_volume *vol;
+	uint64_t start;		/* records before this byte are skipped */
 };
+
+/* A walk resumed inside a block passes on only the records at or past
+ * its start: a position need not be a record's, as a caller may resume
+ * one byte past the last record it saw. */
+static int dir_record_from(void *ctx, const struct dirent_info *d)
+{
+	const struct dir_records *r = ctx;
+	return d->pos < r->start ? 0 : r->fn(r->ctx, d);
+}
 
 static int dir_block_records(void *ctx, uint64_t logical, uint64_t physical,
 			     const uint8_t *blk, int read_err)
@@ -68,10 +109,13 @@ static int dir_block_records(void *ctx, uint64_t logical, uint64_t physical,
 	struct dir_records *d = ctx;
 	struct tux3_volume *vol = d->vol;
 	int r = read_err;
-	if (!r)
-		r = dirblock_iterate(vol, blk, vol->blocksize,
-				     logical << vol->blockbits, physical,
+	uint64_t base = logical << vol->blockbits;
+	if (!r && base >= d->start)
+		r = dirblock_iterate(vol, blk, vol->blocksize, base, physical,
 				     d->dir->inum, d->fn, d->ctx);
+	else if (!r)
+		r = dirblock_iterate(vol, blk, vol->blocksize, base, physical,
+				     d->dir->inum, dir_record_from, d);
 	if (r == -EUCLEAN && d->bad) {
 		/* report the block and go on with the next one */
 		r = d->bad(d->ctx, &vol->error, logical, physical);
@@ -83,7 +127,7 @@ static int dir_block_records(void *ctx, uint64_t logical, uint64_t physical,
 int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
 			dirent_fn fn, dirent_bad_fn bad, void *ctx)
 {
-	struct dir_records d = { dir, fn, bad, ctx, vol };
+	struct dir_records d = { dir, fn, bad, ctx, vol, 0 };
 	return dir_walk_blocks(vol, dir, dir_block_records, &d);
 }
 
@@ -91,6 +135,14 @@ int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 		dirent_fn fn, void *ctx)
 {
 	return dir_iterate_salvage(vol, dir, fn, NULL, ctx);
+}
+
+int dir_iterate_from(struct tux3_volume *vol, const struct inode *dir,
+		     uint64_t start, dirent_fn fn, void *ctx)
+{
+	struct dir_records d = { dir, fn, NULL, ctx, vol, start };
+	return dir_walk_blocks_from(vol, dir, start >> vol->blockbits,
+				    dir_block_records, &d);
 }
 
 int dir_read_block(struct tux3_volume *vol, const struct inode *dir,

@@ -146,17 +146,23 @@ static int readdir_entry(void *ctx, const struct dirent_info *d)
 			  d->pos);
 }
 
-int tux3_readdir(struct tux3_volume *vol, tux3_ino_t dirino,
-		 tux3_filldir_t filldir, void *ctx)
+int tux3_readdir_from(struct tux3_volume *vol, tux3_ino_t dirino,
+		      uint64_t start, tux3_filldir_t filldir, void *ctx)
 {
 	struct inode dir;
 	struct readdir_ctx r = { filldir, ctx };
 	int err = inode_load_dir(vol, dirino, &dir);
 	if (err)
 		return err;
-	err = dir_iterate(vol, &dir, readdir_entry, &r);
+	err = dir_iterate_from(vol, &dir, start, readdir_entry, &r);
 	inode_free(&dir);
 	return err;
+}
+
+int tux3_readdir(struct tux3_volume *vol, tux3_ino_t dirino,
+		 tux3_filldir_t filldir, void *ctx)
+{
+	return tux3_readdir_from(vol, dirino, 0, filldir, ctx);
 }
 
 ssize_t tux3_read(struct tux3_volume *vol, tux3_ino_t ino, void *buf,

@@ -385,6 +385,11 @@ typedef int (*tux3_filldir_t)(void *ctx, const char *name, unsigned len,
 			      tux3_ino_t ino, unsigned type, uint64_t pos);
 int tux3_readdir(struct tux3_volume *vol, tux3_ino_t dir,
 		 tux3_filldir_t filldir, void *ctx);
+/* The entries at byte position start or later: a walk stopped by
+ * filldir resumes at the last pos it was given plus one, so that a
+ * client reading a directory in batches holds one batch at a time. */
+int tux3_readdir_from(struct tux3_volume *vol, tux3_ino_t dir,
+		      uint64_t start, tux3_filldir_t filldir, void *ctx);
 
 ssize_t tux3_read(struct tux3_volume *vol, tux3_ino_t ino, void *buf,
 		  size_t len, uint64_t pos);

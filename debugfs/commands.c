@@ -931,38 +931,6 @@ struct find {
 	int failed;
 };
 
-struct find_child {
-	char *name;
-	tux3_ino_t ino;
-	unsigned type;
-};
-
-struct find_children {
-	struct find_child *v;
-	size_t count, cap;
-};
-
-static int find_collect(void *ctx, const char *name, unsigned len,
-			tux3_ino_t ino, unsigned type, uint64_t pos)
-{
-	struct find_children *c = ctx;
-	(void)pos;
-	if (c->count == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 32;
-		void *n = realloc(c->v, ncap * sizeof(*c->v));
-		if (!n)
-			return -ENOMEM;
-		c->v = n;
-		c->cap = ncap;
-	}
-	c->v[c->count].name = strndup(name, len);
-	if (!c->v[c->count].name)
-		return -ENOMEM;
-	c->v[c->count].ino = ino;
-	c->v[c->count++].type = type;
-	return 0;
-}
-
 static void find_visit(struct find *f, const char *path, const char *base,
 		       tux3_ino_t ino, unsigned type)
 {
@@ -980,28 +948,33 @@ static void find_visit(struct find *f, const char *path, const char *base,
 		f->failed = 1;
 		return;
 	}
-	struct find_children ch = { 0 };
-	int err = tux3_readdir(sh->vol, ino, find_collect, &ch);
-	if (err) {
-		sh_volerr(sh, path, err);
+	struct dir_batch *batch = malloc(sizeof(*batch));
+	if (!batch) {
+		f->failed = sh_err(sh, "out of memory");
+		f->up.depth--;
+		return;
+	}
+	dir_batch_init(batch, ino);
+	size_t plen = strlen(path);
+	struct dir_entry_ref e;
+	int r;
+	while ((r = dir_batch_next(sh->vol, batch, &e)) > 0) {
+		char *sub = malloc(plen + strlen(e.name) + 2);
+		if (!sub) {
+			f->failed = sh_err(sh, "out of memory");
+			break;
+		}
+		sprintf(sub, "%s%s%s", path,
+			plen && path[plen - 1] == '/' ? "" : "/", e.name);
+		find_visit(f, sub, e.name, e.ino, e.type);
+		free(sub);
+	}
+	if (r < 0) {
+		sh_volerr(sh, path, r);
 		f->failed = 1;
 	}
-	size_t plen = strlen(path);
-	for (size_t i = 0; i < ch.count; i++) {
-		char *sub = malloc(plen + strlen(ch.v[i].name) + 2);
-		if (sub) {
-			sprintf(sub, "%s%s%s", path,
-				plen && path[plen - 1] == '/' ? "" : "/",
-				ch.v[i].name);
-			find_visit(f, sub, ch.v[i].name, ch.v[i].ino,
-				   ch.v[i].type);
-			free(sub);
-		} else {
-			f->failed = sh_err(sh, "out of memory");
-		}
-		free(ch.v[i].name);
-	}
-	free(ch.v);
+	dir_batch_free(batch);
+	free(batch);
 	f->up.depth--;
 }
 

@@ -128,6 +128,35 @@ struct ancestry {
 /* 0 and pushed; 1 if ino is already an ancestor or nesting is too deep */
 int ancestry_push(struct ancestry *a, tux3_ino_t ino);
 
+/* dirbatch.c: a directory read DIR_BATCH entries at a time */
+#define DIR_BATCH 256
+struct dir_batch_entry {
+	tux3_ino_t ino;
+	uint32_t name;		/* offset in names */
+	unsigned type;		/* TUX3_DT_* */
+};
+struct dir_batch {
+	tux3_ino_t dir;
+	uint64_t resume;	/* byte position the next batch starts at */
+	unsigned count, next;
+	int done, err;
+	char *names;		/* this batch's names, NUL-terminated */
+	size_t used, namecap;
+	struct dir_batch_entry e[DIR_BATCH];
+};
+/* One entry; name points into the batch, valid until the next call. */
+struct dir_entry_ref {
+	const char *name;
+	tux3_ino_t ino;
+	unsigned type;
+};
+void dir_batch_init(struct dir_batch *b, tux3_ino_t dir);
+/* 1 and *out set; 0 at the end; or the error that stopped the read (the
+ * entries read before it come first) */
+int dir_batch_next(struct tux3_volume *vol, struct dir_batch *b,
+		   struct dir_entry_ref *out);
+void dir_batch_free(struct dir_batch *b);
+
 /* Text helpers (commands.c) */
 void mode_string(uint32_t mode, char out[11]);
 void time_string(int64_t ns, char *buf, size_t len);

@@ -22,20 +22,21 @@
 #include <unistd.h>
 #include "debugfs.h"
 
+/* The first host path of each inode with more than one link, by inode
+ * number: an open-addressed table (a tree of many hard links stays
+ * linear), a quarter to a half full. */
 struct linkmap {
-	tux3_ino_t *inos;
+	tux3_ino_t *inos;	/* 0: a free slot */
 	char **paths;
-	size_t count, cap;
+	size_t count, cap;	/* cap a power of two, or 0 */
 };
 
-/* A directory being copied: its children, read before the first is
- * copied, and the host identity of its copy (to check the way back up). */
+/* A directory being copied: its children, read a batch at a time, and
+ * the host identity of its copy (to check the way back up). */
 struct rd_frame {
 	tux3_ino_t ino;
 	struct tux3_stat st;
-	char **names;
-	tux3_ino_t *inos;
-	size_t count, cap, next;
+	struct dir_batch *batch;
 	size_t pathlen;		/* host path of this directory: path[0..len) */
 	dev_t hdev;
 	ino_t hino;
@@ -56,33 +57,73 @@ struct rdump {
 	size_t pathlen, pathcap;
 	int warned;
 	int failed;		/* library error: volume unreadable here */
+	/* What a new host object gets without asking: the owner (when the
+	 * target directory is not set-group-ID, whose group a new object
+	 * would take) and the umask.  Objects that need no chown or chmod
+	 * get none: two system calls of six for a small file. */
+	int owner_known;
+	uid_t euid;
+	gid_t egid;
+	mode_t umask;
 };
 
-static const char *linkmap_find(struct linkmap *l, tux3_ino_t ino)
+static size_t linkmap_slot(const struct linkmap *l, tux3_ino_t ino)
 {
-	for (size_t i = 0; i < l->count; i++)
-		if (l->inos[i] == ino)
-			return l->paths[i];
-	return NULL;
+	size_t i = (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 32) & (l->cap - 1);
+	while (l->inos[i] && l->inos[i] != ino)
+		i = (i + 1) & (l->cap - 1);
+	return i;
 }
 
+static const char *linkmap_find(const struct linkmap *l, tux3_ino_t ino)
+{
+	return l->cap ? l->paths[linkmap_slot(l, ino)] : NULL;
+}
+
+static int linkmap_grow(struct linkmap *l)
+{
+	size_t ncap = l->cap ? l->cap * 2 : 64;
+	struct linkmap n = { calloc(ncap, sizeof(*n.inos)),
+			     calloc(ncap, sizeof(*n.paths)), l->count, ncap };
+	if (!n.inos || !n.paths) {
+		free(n.inos);
+		free(n.paths);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l->cap; i++)
+		if (l->inos[i]) {
+			size_t j = linkmap_slot(&n, l->inos[i]);
+			n.inos[j] = l->inos[i];
+			n.paths[j] = l->paths[i];
+		}
+	free(l->inos);
+	free(l->paths);
+	*l = n;
+	return 0;
+}
+
+/* A path not remembered (out of memory) only costs the link: the next
+ * name of the inode is copied as a file of its own. */
 static void linkmap_add(struct linkmap *l, tux3_ino_t ino, const char *path)
 {
-	if (l->count == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 64;
-		tux3_ino_t *a = realloc(l->inos, ncap * sizeof(*a));
-		if (!a)
-			return;
-		l->inos = a;
-		char **b = realloc(l->paths, ncap * sizeof(*b));
-		if (!b)
-			return;
-		l->paths = b;
-		l->cap = ncap;
-	}
-	l->paths[l->count] = strdup(path);
-	if (l->paths[l->count])
-		l->inos[l->count++] = ino;
+	if ((l->count + 1) * 2 > l->cap && linkmap_grow(l))
+		return;
+	char *p = strdup(path);
+	if (!p)
+		return;
+	size_t i = linkmap_slot(l, ino);
+	l->inos[i] = ino;
+	l->paths[i] = p;
+	l->count++;
+}
+
+static void linkmap_free(struct linkmap *l)
+{
+	for (size_t i = 0; i < l->cap; i++)
+		free(l->paths[i]);
+	free(l->paths);
+	free(l->inos);
+	*l = (struct linkmap){ 0 };
 }
 
 static void host_warn(struct rdump *r, const char *path, const char *what)
@@ -99,6 +140,7 @@ struct data_copy {
 	unsigned blocksize;
 	int err;		/* library error */
 	int host_errno;
+	uint64_t written;	/* the host file's size so far */
 };
 
 static int copy_extent(void *ctx, uint64_t logical, tux3_block_t physical,
@@ -127,6 +169,8 @@ static int copy_extent(void *ctx, uint64_t logical, tux3_block_t physical,
 		}
 		pos += (uint64_t)n;
 	}
+	if (pos > d->written)
+		d->written = pos;
 	return 0;
 }
 
@@ -136,11 +180,13 @@ static int copy_data(struct shell *sh, tux3_ino_t ino, uint64_t size, int fd,
 {
 	struct tux3_statfs sfs;
 	tux3_statfs(sh->vol, &sfs);
-	struct data_copy d = { sh->vol, ino, fd, size, sfs.bsize, 0, 0 };
+	struct data_copy d = { sh->vol, ino, fd, size, sfs.bsize, 0, 0, 0 };
 	int err = tux3_map_extents(sh->vol, ino, copy_extent, &d);
 	if (err < 0 || d.err)
 		return sh_volerr(sh, path, err < 0 ? err : d.err);
-	if (d.host_errno || ftruncate(fd, (off_t)size) < 0) {
+	/* a trailing hole: the size past the last data written */
+	if (d.host_errno ||
+	    (d.written != size && ftruncate(fd, (off_t)size) < 0)) {
 		errno = d.host_errno ? d.host_errno : errno;
 		sh_warn(sh, "%s: write: %s", path, strerror(errno));
 		*host_failed = 1;
@@ -154,6 +200,8 @@ static int copy_data(struct shell *sh, tux3_ino_t ino, uint64_t size, int fd,
 struct host_obj {
 	int fd, dirfd;
 	const char *name, *path;
+	int fresh;		/* made by this rdump, owned by its creator */
+	unsigned made_perm;	/* if fresh: its permission bits */
 };
 
 struct xattr_target {
@@ -193,16 +241,19 @@ static void restore_meta(struct rdump *r, const struct host_obj *h,
 {
 	struct xattr_target x = { .r = r, .h = h };
 	int on_fd = h->fd >= 0;
-	if ((on_fd ? fchown(h->fd, st->uid, st->gid) :
-	     fchownat(h->dirfd, h->name, st->uid, st->gid,
-		      AT_SYMLINK_NOFOLLOW)) < 0)
+	int owned = h->fresh && r->owner_known && st->uid == r->euid &&
+		    st->gid == r->egid;
+	if (!owned && (on_fd ? fchown(h->fd, st->uid, st->gid) :
+		       fchownat(h->dirfd, h->name, st->uid, st->gid,
+				AT_SYMLINK_NOFOLLOW)) < 0)
 		host_warn(r, h->path, "cannot chown");
 	int err = tux3_listxattr(r->sh->vol, ino, set_xattr, &x);
 	if (err < 0) {
 		sh_volerr(r->sh, h->path, err);
 		r->failed = 1;
 	}
-	if (!S_ISLNK(st->mode) &&
+	int moded = h->fresh && h->made_perm == (st->mode & 07777);
+	if (!S_ISLNK(st->mode) && !moded &&
 	    (on_fd ? fchmod(h->fd, st->mode & 07777) :
 	     fchmodat(h->dirfd, h->name, st->mode & 07777, 0)) < 0)
 		host_warn(r, h->path, "cannot chmod");
@@ -286,36 +337,12 @@ static int open_parent(const char *p, const char **base)
 	return fd;
 }
 
-static int rd_collect(void *ctx, const char *name, unsigned len,
-		      tux3_ino_t ino, unsigned type, uint64_t pos)
-{
-	struct rd_frame *f = ctx;
-	(void)type; (void)pos;
-	if (f->count == f->cap) {
-		size_t ncap = f->cap ? f->cap * 2 : 32;
-		char **a = realloc(f->names, ncap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		f->names = a;
-		tux3_ino_t *b = realloc(f->inos, ncap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		f->inos = b;
-		f->cap = ncap;
-	}
-	f->names[f->count] = strndup(name, len);
-	if (!f->names[f->count])
-		return -ENOMEM;
-	f->inos[f->count++] = ino;
-	return 0;
-}
-
 static void frame_free(struct rd_frame *f)
 {
-	for (size_t i = f->next; i < f->count; i++)
-		free(f->names[i]);
-	free(f->names);
-	free(f->inos);
+	if (f->batch)
+		dir_batch_free(f->batch);
+	free(f->batch);
+	f->batch = NULL;
 }
 
 static int rd_is_ancestor(struct rdump *r, tux3_ino_t ino)
@@ -327,8 +354,8 @@ static int rd_is_ancestor(struct rdump *r, tux3_ino_t ino)
 }
 
 /* Enter the host directory open on fd, the copy of directory inode ino:
- * read its entries; it becomes the innermost frame.  Closes fd if it
- * fails (0 or -1). */
+ * it becomes the innermost frame, its entries read by rd_walk.  Closes
+ * fd if it fails (0 or -1). */
 static int rd_enter(struct rdump *r, int fd, tux3_ino_t ino,
 		    const struct tux3_stat *st, int top_root)
 {
@@ -349,15 +376,17 @@ static int rd_enter(struct rdump *r, int fd, tux3_ino_t ino,
 		close(fd);
 		return -1;
 	}
-	struct rd_frame *f = &r->frames[r->depth];
-	*f = (struct rd_frame){ .ino = ino, .st = *st, .pathlen = r->pathlen,
-				.hdev = hst.st_dev, .hino = hst.st_ino,
-				.top_root = top_root };
-	int err = tux3_readdir(r->sh->vol, ino, rd_collect, f);
-	if (err < 0) {
-		sh_volerr(r->sh, r->path, err);
-		r->failed = 1;
+	struct dir_batch *batch = malloc(sizeof(*batch));
+	if (!batch) {
+		r->failed = sh_err(r->sh, "out of memory");
+		close(fd);
+		return -1;
 	}
+	dir_batch_init(batch, ino);
+	struct rd_frame *f = &r->frames[r->depth];
+	*f = (struct rd_frame){ .ino = ino, .st = *st, .batch = batch,
+				.pathlen = r->pathlen, .hdev = hst.st_dev,
+				.hino = hst.st_ino, .top_root = top_root };
 	if (r->depth)
 		close(r->fd);
 	r->fd = fd;
@@ -395,7 +424,8 @@ static int rd_leave(struct rdump *r)
 		}
 	}
 	if (!f->top_root) {
-		struct host_obj h = { fd, -1, r->path, r->path };
+		struct host_obj h = { fd, -1, r->path, r->path, 1,
+				      0700 & ~r->umask };
 		restore_meta(r, &h, f->ino, &f->st);
 	}
 	close(fd);
@@ -411,7 +441,7 @@ static int rd_copy(struct rdump *r, int dirfd, const char *name,
 {
 	struct shell *sh = r->sh;
 	const char *path = r->path;
-	struct host_obj h = { -1, dirfd, name, path };
+	struct host_obj h = { -1, dirfd, name, path, 0, 0 };
 	struct tux3_stat st;
 	int err = tux3_stat(sh->vol, ino, &st);
 	if (err) {
@@ -454,8 +484,13 @@ static int rd_copy(struct rdump *r, int dirfd, const char *name,
 	}
 	if (S_ISREG(st.mode)) {
 		int host_failed = 0;
+		/* made with its permission bits (the set-ID bits come after
+		 * the chown): most files need no chmod */
+		unsigned perm = st.mode & 0777;
 		h.fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL |
-			      O_NOFOLLOW | O_CLOEXEC, 0600);
+			      O_NOFOLLOW | O_CLOEXEC, perm);
+		h.fresh = 1;
+		h.made_perm = perm & ~r->umask;
 		if (h.fd < 0) {
 			host_warn(r, path, "cannot create");
 			return 0;
@@ -504,23 +539,25 @@ static void rd_walk(struct rdump *r)
 {
 	while (r->depth) {
 		struct rd_frame *f = &r->frames[r->depth - 1];
-		if (f->next == f->count) {
+		struct dir_entry_ref e;
+		int more = dir_batch_next(r->sh->vol, f->batch, &e);
+		if (more < 0) {
+			path_set(r, f->pathlen, NULL);	/* the directory's */
+			sh_volerr(r->sh, r->path, more);
+			r->failed = 1;
+		}
+		if (more <= 0) {
 			if (rd_leave(r))
 				break;
 			continue;
 		}
-		size_t i = f->next++;
-		char *name = f->names[i];
-		tux3_ino_t ino = f->inos[i];
-		f->names[i] = NULL;
-		if (path_set(r, f->pathlen, name)) {
-			free(name);
+		if (path_set(r, f->pathlen, e.name)) {
 			r->failed = sh_err(r->sh, "out of memory");
 			break;
 		}
-		int stop = rd_copy(r, r->fd, name, ino);
-		free(name);
-		if (stop)
+		/* e.name stays valid: a frame entered meanwhile has its own
+		 * batch */
+		if (rd_copy(r, r->fd, e.name, e.ino))
 			break;
 	}
 	/* stopped early: what is still open */
@@ -535,10 +572,7 @@ static void rd_walk(struct rdump *r)
 
 static int rdump_finish(struct rdump *r)
 {
-	for (size_t i = 0; i < r->links.count; i++)
-		free(r->links.paths[i]);
-	free(r->links.paths);
-	free(r->links.inos);
+	linkmap_free(&r->links);
 	free(r->frames);
 	free(r->path);
 	return r->failed || r->warned;
@@ -559,6 +593,12 @@ int cmd_rdump(struct shell *sh, int argc, char **argv)
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return sh_err(sh, "%s: %s", dir, strerror(errno));
+	struct stat dst;
+	r.owner_known = !fstat(dfd, &dst) && !(dst.st_mode & S_ISGID);
+	r.euid = geteuid();
+	r.egid = getegid();
+	r.umask = umask(0);
+	umask(r.umask);
 	if (path_set(&r, strlen(dir), NULL)) {
 		close(dfd);
 		return sh_err(sh, "out of memory");
@@ -626,7 +666,7 @@ int cmd_dump(struct shell *sh, int argc, char **argv)
 	int rc = copy_data(sh, ino, st.size, fd, host, &host_failed);
 	struct rdump r = { .sh = sh, .fd = -1 };
 	if (!rc && !host_failed && preserve) {
-		struct host_obj h = { fd, AT_FDCWD, host, host };
+		struct host_obj h = { fd, AT_FDCWD, host, host, 0, 0 };
 		restore_meta(&r, &h, ino, &st);
 	}
 	if (close(fd) < 0) {

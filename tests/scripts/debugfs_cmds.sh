@@ -257,6 +257,52 @@ else
 fi
 rm -rf "$deep"
 
+# ---- find and rdump of directories wider than a read batch (256) ----
+# Entries are read a batch at a time (debugfs/dirbatch.c): every entry of
+# a 1,500-entry directory with subdirectories among the files must come
+# out once, in a walk that resumes the directory after each subtree; 300
+# hard links (rdump's table of first paths grows past its first size)
+# come out as links.
+wide=$work/wide
+if mkdir -p "$wide/src/w" && ( cd "$wide/src/w" &&
+	i=0; while [ $i -lt 1500 ]; do
+		if [ $((i % 97)) = 0 ]; then
+			mkdir "sub$i" && : > "sub$i/a" && : > "sub$i/b"
+		else
+			printf '%s\n' "$i" > "f$i"
+		fi
+		i=$((i + 1))
+	done &&
+	i=1; while [ $i -le 303 ]; do	# 97, 194, 291 are directories
+		[ $((i % 97)) = 0 ] || ln "f$i" "sub0/h$i" || exit 1
+		i=$((i + 1))
+	done ) &&
+   "$mkfs" -q -d "$wide/src" "$wide/v.img" 16m > "$work/out" 2>&1; then
+	"$dbg" -R "find /w" "$wide/v.img" 2> "$work/out" | sort > "$wide/got"
+	( cd "$wide/src" && find w | sed 's|^|/|' ) |
+		sort > "$wide/want"
+	n=$(wc -l < "$wide/got")
+	if [ ! -s "$work/out" ] && [ "$n" = 1833 ] &&
+	   cmp -s "$wide/got" "$wide/want"; then
+		pass find_wide
+	else
+		fail find_wide "$n paths: $(first "$work/out")"
+	fi
+	"$dbg" -R "rdump /w $wide/out" "$wide/v.img" > "$work/out" 2>&1
+	rc=$?
+	linked=$(find "$wide/out/w" -type f -links 2 | wc -l)
+	if [ $rc = 0 ] && [ ! -s "$work/out" ] && [ "$linked" = 600 ] &&
+	   diff -r "$wide/src/w" "$wide/out/w" > "$work/diff" 2>&1; then
+		pass rdump_wide
+	else
+		fail rdump_wide "exit $rc, $linked linked: $(first "$work/out")\
+ $(first "$work/diff")"
+	fi
+else
+	fail find_wide "cannot make the tree: $(first "$work/out")"
+fi
+rm -rf "$wide"
+
 # ---- icheck against the reference dump tool's block maps ----
 # Each oracle image's blockmap ("BLOCK TYPE", "BLOCK L(C) inum-N-extent")
 # says who owns each metadata block and the first block of each extent.

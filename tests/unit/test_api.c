@@ -909,6 +909,108 @@ TEST(manifest_tree_fuse)
 	check_manifest("tree-fuse");
 }
 
+/* ---- tux3_readdir_from: a directory read in batches ---- */
+
+#define RD_MAX 1200
+struct rd_list {
+	unsigned n, stop_after;	/* stop_after 0: read to the end */
+	uint64_t pos[RD_MAX];
+	tux3_ino_t ino[RD_MAX];
+};
+
+static int rd_take(void *ctx, const char *name, unsigned len,
+		   tux3_ino_t ino, unsigned type, uint64_t pos)
+{
+	struct rd_list *l = ctx;
+	(void)name; (void)len; (void)type;
+	if (l->n == RD_MAX)
+		return -E2BIG;
+	l->pos[l->n] = pos;
+	l->ino[l->n++] = ino;
+	return l->stop_after && l->n == l->stop_after;
+}
+
+/* A directory read whole, read in batches resumed one byte past each
+ * batch's last entry, and read from every byte position gives the same
+ * entries: with and without the on-disk index (whose blocks read as
+ * empty entry blocks), across holes left by unlinks. */
+static void readdir_from_run(uint32_t ro_compat)
+{
+	int fd = scratch_create();
+	CHECK(ftruncate(fd, 8 << 20) == 0);
+	close(fd);
+	struct tux3_mkfs_params p = {
+		.blockbits = 10, .volblocks = (8 << 20) >> 10, .time_ns = 1,
+		.compat = TUX3_FEATURE_COMPAT_DEFAULT, .ro_compat = ro_compat };
+	char err[300];
+	CHECK_EQ(tux3_mkfs(scratch_path(), &p, err, sizeof(err)), 0);
+	struct tux3_volume *vol;
+	CHECK_EQ(tux3_open(scratch_path(), TUX3_OPEN_RDWR, &vol), 0);
+	tux3_ino_t dir, ino;
+	CHECK_EQ(tux3_mkdir(vol, TUX3_ROOT_INO, "d", 1, 0755, 0, 0, &dir), 0);
+	char name[64];
+	for (unsigned i = 0; i < 1000; i++) {
+		unsigned len = (unsigned)sprintf(name, "entry-%u%s", i,
+						 i % 5 ? "" : "-longer-name");
+		CHECK_EQ(tux3_create(vol, dir, name, len, 0644, 0, 0, &ino), 0);
+	}
+	for (unsigned i = 0; i < 1000; i += 3) {
+		unsigned len = (unsigned)sprintf(name, "entry-%u%s", i,
+						 i % 5 ? "" : "-longer-name");
+		CHECK_EQ(tux3_unlink(vol, dir, name, len), 0);
+	}
+	CHECK_EQ(tux3_umount(vol), 0);
+	CHECK_EQ(tux3_open(scratch_path(), TUX3_OPEN_RDONLY, &vol), 0);
+
+	static struct rd_list whole, part, one;
+	memset(&whole, 0, sizeof(whole));
+	CHECK_EQ(tux3_readdir(vol, dir, rd_take, &whole), 0);
+	CHECK_EQ(whole.n, 666);
+
+	memset(&part, 0, sizeof(part));
+	uint64_t resume = 0;
+	for (unsigned batches = 0;; batches++) {
+		CHECK(batches < 1000);
+		unsigned before = part.n;
+		part.stop_after = before + 7;
+		int r = tux3_readdir_from(vol, dir, resume, rd_take, &part);
+		CHECK(r == 0 || r == 1);
+		if (part.n > before)
+			resume = part.pos[part.n - 1] + 1;
+		if (!r)
+			break;
+	}
+	CHECK_EQ(part.n, whole.n);
+	CHECK(!memcmp(part.pos, whole.pos, whole.n * sizeof(whole.pos[0])));
+	CHECK(!memcmp(part.ino, whole.ino, whole.n * sizeof(whole.ino[0])));
+
+	struct tux3_stat st;
+	CHECK_EQ(tux3_stat(vol, dir, &st), 0);
+	unsigned k = 0;
+	for (uint64_t at = 0; at <= st.size + 1024; at++) {
+		while (k < whole.n && whole.pos[k] < at)
+			k++;
+		one.n = 0;
+		one.stop_after = 1;
+		CHECK_EQ(tux3_readdir_from(vol, dir, at, rd_take, &one),
+			 k < whole.n ? 1 : 0);
+		CHECK_EQ(one.n, k < whole.n ? 1u : 0u);
+		if (k < whole.n && one.n)
+			CHECK_EQ(one.pos[0], whole.pos[k]);
+	}
+	tux3_close(vol);
+}
+
+TEST(readdir_from_resumes_anywhere)
+{
+	readdir_from_run(0);
+}
+
+TEST(readdir_from_resumes_anywhere_indexed)
+{
+	readdir_from_run(TUX3_FEATURE_RO_COMPAT_DIR_INDEX);
+}
+
 int main(void)
 {
 	return run_tests("api");
