@@ -30,22 +30,21 @@ static int cursor_load(struct cursor *c, int level, uint64_t blocknr,
 	err = vol_read_block(vol, blocknr, at->buf);
 	if (err)
 		return err;
-	if (level < c->depth - 1) {
-		/* a probe loads the same root and index nodes again and
-		 * again: each is checked once while its bytes stay */
-		if (node_memo_has(&vol->memo, blocknr, lo, hi)) {
-			err = 0;
-		} else {
-			err = bnode_check(vol, at->buf, blocknr, lo, hi,
-					  level == 0);
-			if (!err)
-				node_memo_add(&vol->memo, blocknr, lo, hi);
-		}
-		at->count = err ? 0 : bnode_count(at->buf);
-	} else {
+	/* a probe loads the same nodes again and again (the root and
+	 * index nodes always, a directory's or the inode table's last
+	 * leaf for every create): each is checked once while its bytes
+	 * stay */
+	bool leaf = level == c->depth - 1;
+	uintptr_t kind = leaf ? (uintptr_t)bt->ops : NODE_MEMO_BNODE;
+	if (node_memo_has(&vol->memo, blocknr, lo, hi, kind))
+		err = 0;
+	else if (!leaf)
+		err = bnode_check(vol, at->buf, blocknr, lo, hi, level == 0);
+	else
 		err = bt->ops->leaf_check(vol, at->buf, blocknr, lo, hi);
-		at->count = 0;
-	}
+	if (!err)
+		node_memo_add(&vol->memo, blocknr, lo, hi, kind);
+	at->count = err || leaf ? 0 : bnode_count(at->buf);
 	if (err && vol->error.inum == TUX3_NONE)
 		vol->error.inum = bt->owner;
 	return err;

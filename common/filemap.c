@@ -31,7 +31,10 @@ int filemap_walk(struct tux3_volume *vol, const struct inode *inode,
 		const uint8_t *leaf = cursor_leaf(&c);
 		unsigned count = dleaf_count(leaf);
 		struct dleaf_entry e, next;
-		for (unsigned i = 0; i + 1 < count; i++) {
+		/* the extent holding start: the one before the first entry
+		 * past it */
+		unsigned first = dleaf_lower_bound(leaf, count, start + 1);
+		for (unsigned i = first ? first - 1 : 0; i + 1 < count; i++) {
 			dleaf_entry_get(leaf, i, &e);
 			dleaf_entry_get(leaf, i + 1, &next);
 			if (next.logical <= start)

@@ -98,8 +98,15 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 /* Close without committing: like a crash, the next open replays the
  * last committed state. */
 void tux3_close(struct tux3_volume *vol);
-/* Commit what is pending, then close. */
+/* Commit what is pending, then close; the device is flushed. */
 int tux3_umount(struct tux3_volume *vol);
+/* Lazy commits do everything a commit does but wait for no device
+ * flush, so the device may hold their blocks in any order: a crash can
+ * leave any mix of them.  Only for a writer whose states before the
+ * unmount need not survive a crash (mkfs.tux3 -d: an interrupted copy
+ * is made again).  Bounds memory as commits do.  tux3_umount, or this
+ * call with false, flushes.  -EROFS unless read-write. */
+int tux3_set_lazy_commits(struct tux3_volume *vol, int lazy);
 /* Keep up to bytes of recently read blocks in memory (0: none, the
  * default), for a long-lived user such as tux3fuse.  Write-through: the
  * device never differs from it. */

@@ -29,17 +29,19 @@
 #define TUX3_GROUPBITS	13
 
 /*
- * B-tree index nodes known valid (io/node_memo.c): a bnode checked once
- * is not checked again on every probe while its bytes and its parent's
- * range for it stay the same.  Every change of a block's bytes through
- * the device or the overlay forgets it.
+ * B-tree nodes known valid (io/node_memo.c): a node checked once is not
+ * checked again on every probe while its bytes, its parent's range for
+ * it and the kind it was checked as stay the same.  Every change of a
+ * block's bytes through the device or the overlay forgets it.
  */
-#define NODE_MEMO_BITS 7
+#define NODE_MEMO_BITS 10
 #define NODE_MEMO_SLOTS (1u << NODE_MEMO_BITS)	/* direct-mapped by block */
 struct node_memo_ent {
-	uint64_t block;		/* 0: empty (block 0 is never a bnode) */
+	uint64_t block;		/* 0: empty (block 0 is never a node) */
 	uint64_t lo, hi;	/* the key range it was checked against */
+	uintptr_t kind;		/* NODE_MEMO_BNODE, or the leaf's ops */
 };
+#define NODE_MEMO_BNODE 0
 struct node_memo {
 	struct node_memo_ent ent[NODE_MEMO_SLOTS];
 	unsigned blockbits;
@@ -58,6 +60,7 @@ struct device {
 	uint64_t size;		/* bytes */
 	char *path;
 	struct dev_cache *cache;	/* devcache.c; NULL: reads go to disk */
+	uint64_t flushes;	/* work counter: dev_flush calls */
 	uint64_t reads;		/* work counter: reads that reached the
 				 * device (past the cache) */
 	struct node_memo *memo;	/* forgets what is written; NULL: none */
@@ -320,6 +323,9 @@ struct tux3_volume {
 	unsigned unify_log_limit;	/* unify when the cycle has this many
 					 * log blocks ... */
 	unsigned unify_bnode_limit;	/* ... or this many dirty bnodes */
+	/* tux3_set_lazy_commits: commits skip the device flush (vol_barrier)
+	 * until tux3_umount; unflushed says one was skipped */
+	bool lazy_commits, unflushed;
 	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns ... */
 	bool time_fixed;		/* ... when set */
 	uint64_t inum_hint;		/* after the last inode number given */

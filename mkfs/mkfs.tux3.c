@@ -363,6 +363,9 @@ static int fill_volume(const char *path, const char *rootdir, int threads,
 	}
 	if (fixed_time)
 		tux3_set_time(vol, time_ns);
+	/* the copy commits to bound memory, not for a crash: an interrupted
+	 * mkfs is run again, so only the unmount waits for the device */
+	tux3_set_lazy_commits(vol, 1);
 
 	struct populate_params pp = {
 		.prog = PROG,

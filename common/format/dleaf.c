@@ -18,6 +18,20 @@ void dleaf_entry_get(const uint8_t *leaf, unsigned i, struct dleaf_entry *e)
 	e->version = (uint32_t)((w0 >> 48) << 16 | (w1 >> 48));
 }
 
+unsigned dleaf_lower_bound(const uint8_t *leaf, unsigned n, uint64_t key)
+{
+	unsigned lo = 0, hi = n;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		const uint8_t *p = leaf + DLEAF_HEADER + DLEAF_ENTRY * mid;
+		if ((be64(p) & TUX3_MAX_BLOCK) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int dleaf_check(struct tux3_volume *vol, const uint8_t *leaf,
 		       uint64_t blocknr, uint64_t lo, uint64_t hi)
 {
@@ -167,20 +181,12 @@ int dleaf_write_extent(uint8_t *leaf, unsigned bs, uint64_t logical,
 
 	/* prefix = old[0..i) (logical < L), dropped = old[i..s),
 	 * suffix = old[s..n) (logical >= E) */
-	unsigned i = 0, s;
+	unsigned i = dleaf_lower_bound(leaf, n, L);
+	unsigned s = dleaf_lower_bound(leaf, n, E);
 	struct dleaf_entry e, cover = { 0, 0, 0 };
 	bool have_cover = false;	/* an extent (not the sentinel) covers E */
-	while (i < n) {
-		dleaf_entry_get(leaf, i, &e);
-		if (e.logical >= L)
-			break;
-		i++;
-	}
-	for (s = i; s < n; s++) {
-		dleaf_entry_get(leaf, s, &e);
-		if (e.logical >= E)
-			break;
-	}
+	if (s < i)
+		s = i;	/* only on a leaf out of order */
 	if (s > 0 && s < n) {
 		dleaf_entry_get(leaf, s - 1, &cover);
 		have_cover = true;

@@ -231,6 +231,11 @@ struct dleaf_entry {
 	uint32_t version;
 };
 void dleaf_entry_get(const uint8_t *leaf, unsigned i, struct dleaf_entry *e);
+/* The first of the leaf's first n entries whose logical address is key or
+ * more (n if none), by binary search: the addresses increase in a leaf
+ * dleaf_check passed.  On one that does not, a wrong index, never one
+ * out of [0, n]. */
+unsigned dleaf_lower_bound(const uint8_t *leaf, unsigned n, uint64_t key);
 static inline unsigned dleaf_count(const uint8_t *l) { return be16(l + 2); }
 /* Write side (pure buffer operations; errors are negative errno).
  * freed(ctx, physical, count) reports blocks a change unmapped. */

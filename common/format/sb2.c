@@ -61,7 +61,7 @@ int sb2_write(struct tux3_volume *vol)
 	if (err)
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, SB2_OFFSET,
 				 "cannot write the secondary superblock");
-	if ((err = dev_flush(&vol->dev)))
+	if ((err = vol_barrier(vol)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				 "cannot flush the secondary superblock");
 	return 0;

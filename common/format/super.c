@@ -137,6 +137,8 @@ int super_check(struct tux3_volume *vol)
 				 PRIu64 " blocks but the device holds only %"
 				 PRIu64 " (truncated image?)", sb->volblocks,
 				 devblocks);
+	if (vol->volblocks != sb->volblocks)	/* checks bound by it go */
+		node_memo_clear(&vol->memo);
 	vol->volblocks = sb->volblocks;
 	if ((err = check_tree_root(vol, sb->iroot, "inode table", 40, true)))
 		return err;

@@ -222,6 +222,7 @@ int dev_flush(struct device *dev)
 {
 	if (dev->readonly)
 		return 0;
+	dev->flushes++;
 	if (fdatasync(dev->fd) < 0)
 		return -errno;
 	if (dev->rec)

@@ -78,10 +78,12 @@ uint64_t spacemap_count(const struct spacemap *sm, uint64_t start,
 uint32_t crc32c_portable(uint32_t crc, const void *buf, size_t len);
 
 /* ---- node_memo.c ---- */
+/* kind: what the block was checked as (a block reached both as a bnode
+ * and as a leaf of a cross-linked tree must be checked as each) */
 bool node_memo_has(struct node_memo *m, uint64_t block, uint64_t lo,
-		   uint64_t hi);
+		   uint64_t hi, uintptr_t kind);
 void node_memo_add(struct node_memo *m, uint64_t block, uint64_t lo,
-		   uint64_t hi);
+		   uint64_t hi, uintptr_t kind);
 /* Blocks [block, block + count) change (m NULL: nothing to do). */
 void node_memo_forget(struct node_memo *m, uint64_t block, uint64_t count);
 void node_memo_forget_bytes(struct node_memo *m, uint64_t off, size_t len);
@@ -126,6 +128,10 @@ void vol_bufs_free(struct tux3_volume *vol);
  * (a hint, only once reads were seen waiting for the device: see
  * dev_readahead; vol_readahead_on says whether it is). */
 bool vol_readahead_on(const struct tux3_volume *vol);
+/* A commit's barrier: the device flushed, unless the volume's commits
+ * are lazy (tux3_set_lazy_commits), when the flush waits for the
+ * unmount. */
+int vol_barrier(struct tux3_volume *vol);
 void vol_readahead(struct tux3_volume *vol, uint64_t block, uint64_t count);
 /* Read a metadata block, honouring the replay overlay. */
 int vol_read_block(struct tux3_volume *vol, uint64_t block, uint8_t *buf);

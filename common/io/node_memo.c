@@ -21,16 +21,17 @@ static struct node_memo_ent *slot(struct node_memo *m, uint64_t block)
 }
 
 bool node_memo_has(struct node_memo *m, uint64_t block, uint64_t lo,
-		   uint64_t hi)
+		   uint64_t hi, uintptr_t kind)
 {
 	const struct node_memo_ent *e = slot(m, block);
-	return e->block == block && e->lo == lo && e->hi == hi;
+	return e->block == block && e->lo == lo && e->hi == hi &&
+	       e->kind == kind;
 }
 
 void node_memo_add(struct node_memo *m, uint64_t block, uint64_t lo,
-		   uint64_t hi)
+		   uint64_t hi, uintptr_t kind)
 {
-	*slot(m, block) = (struct node_memo_ent){ block, lo, hi };
+	*slot(m, block) = (struct node_memo_ent){ block, lo, hi, kind };
 }
 
 void node_memo_forget(struct node_memo *m, uint64_t block, uint64_t count)

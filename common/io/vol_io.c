@@ -132,6 +132,16 @@ void vol_bufs_free(struct tux3_volume *vol)
 		free(vol->spare_bufs[--vol->nspare_bufs]);
 }
 
+int vol_barrier(struct tux3_volume *vol)
+{
+	if (vol->lazy_commits) {
+		vol->unflushed = true;
+		return 0;
+	}
+	vol->unflushed = false;
+	return dev_flush(&vol->dev);
+}
+
 bool vol_readahead_on(const struct tux3_volume *vol)
 {
 	return vol->dev.readahead_on && !vol->dev.cache;

@@ -292,10 +292,22 @@ int tux3_open(const char *path, enum tux3_open_mode mode,
 int tux3_umount(struct tux3_volume *vol)
 {
 	int err = 0;
-	if (vol && vol->mode == TUX3_OPEN_RDWR)
+	if (vol && vol->mode == TUX3_OPEN_RDWR) {
+		vol->lazy_commits = false;	/* the last commit is durable */
 		err = delta_commit(vol, false);
+		if (!err && vol->unflushed)	/* nothing left to commit */
+			err = vol_barrier(vol);
+	}
 	tux3_close(vol);
 	return err;
+}
+
+int tux3_set_lazy_commits(struct tux3_volume *vol, int lazy)
+{
+	if (vol->mode != TUX3_OPEN_RDWR)
+		return -EROFS;
+	vol->lazy_commits = lazy != 0;
+	return !lazy && vol->unflushed ? vol_barrier(vol) : 0;
 }
 
 void tux3_set_time(struct tux3_volume *vol, int64_t ns)

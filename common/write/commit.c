@@ -119,7 +119,7 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 		return err;
 	if ((err = balloc_commit_check(vol)))
 		return err;
-	if ((err = dev_flush(&vol->dev)))
+	if ((err = vol_barrier(vol)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				 "cannot flush the device before the commit");
 	vol->super.iroot = root_pack(vol->iroot);
@@ -149,7 +149,7 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 			      TUX3_SB_OFFSET)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
 				 "cannot write the superblock");
-	if ((err = dev_flush(&vol->dev)))
+	if ((err = vol_barrier(vol)))
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_NONE,
 				 "cannot flush the superblock");
 	dev_mark(&vol->dev, REC_MARK_COMMIT);

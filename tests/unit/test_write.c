@@ -1095,6 +1095,83 @@ TEST(namespace_check_finds_damage)
 	tux3_close(vol);
 }
 
+/* Lazy commits (mkfs.tux3 -d): commits wait for no device flush until
+ * the unmount, which flushes once; the volume is whole after it. */
+TEST(lazy_commits_flush_at_unmount)
+{
+	const char *path = scratch_volume(12, 16 << 20, 0);
+	struct tux3_volume *vol;
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDWR, &vol), 0);
+	CHECK_EQ(tux3_set_lazy_commits(vol, 1), 0);
+	uint64_t before = vol->dev.flushes;
+	char name[32];
+	for (unsigned i = 0; i < 50; i++) {
+		tux3_ino_t ino;
+		unsigned len = (unsigned)sprintf(name, "f%u", i);
+		CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, name, len, 0644, 0, 0,
+				     &ino), 0);
+		CHECK_EQ(tux3_write(vol, ino, name, len, 0), (ssize_t)len);
+		if (i % 10 == 9)
+			CHECK_EQ(tux3_sync(vol), 0);
+	}
+	CHECK_EQ(vol->dev.flushes, before);	/* five commits, no flush */
+	CHECK_EQ(tux3_set_lazy_commits(vol, 0), 0);
+	CHECK_EQ(vol->dev.flushes, before + 1);	/* the skipped ones, once */
+	CHECK_EQ(tux3_set_lazy_commits(vol, 0), 0);
+	CHECK_EQ(vol->dev.flushes, before + 1);	/* nothing more owed */
+	CHECK_EQ(tux3_set_lazy_commits(vol, 1), 0);
+	CHECK_EQ(tux3_sync(vol), 0);	/* nothing to commit */
+	tux3_ino_t ino;
+	CHECK_EQ(tux3_create(vol, TUX3_ROOT_INO, "last", 4, 0644, 0, 0, &ino),
+		 0);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK_EQ(vol->dev.flushes, before + 1);
+	CHECK_EQ(tux3_umount(vol), 0);	/* lazy still on: it flushes */
+	fsck_clean(path);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK_EQ(tux3_set_lazy_commits(vol, 1), -EROFS);
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "last", 4, &ino), 0);
+	char buf[8];
+	for (unsigned i = 0; i < 50; i++) {
+		unsigned len = (unsigned)sprintf(name, "f%u", i);
+		CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, name, len, &ino), 0);
+		CHECK_EQ(tux3_read(vol, ino, buf, sizeof(buf), 0), (ssize_t)len);
+		CHECK(!memcmp(buf, name, len));
+	}
+	tux3_close(vol);
+}
+
+/* An unmount after lazy commits with nothing left to commit still
+ * flushes what they wrote: the device's last event is a flush, and it
+ * is the only one. */
+TEST(lazy_commits_unmount_flushes_without_a_delta)
+{
+	const char *path = scratch_volume(12, 16 << 20, 0);
+	struct tux3_volume *vol;
+	struct recorder *rec = rec_new();
+	CHECK(rec != NULL);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDWR, &vol), 0);
+	vol->dev.rec = rec;
+	CHECK_EQ(tux3_set_lazy_commits(vol, 1), 0);
+	tux3_ino_t ino;
+	CHECK_EQ(tux3_mkdir(vol, TUX3_ROOT_INO, "d", 1, 0755, 0, 0, &ino), 0);
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK(vol->unflushed);
+	CHECK_EQ(tux3_umount(vol), 0);
+	unsigned flushes = 0, writes = 0;
+	for (size_t i = 0; i < rec->count; i++) {
+		flushes += rec->ev[i].kind == REC_FLUSH;
+		writes += rec->ev[i].kind == REC_WRITE;
+	}
+	CHECK(writes > 0);
+	CHECK_EQ(flushes, 1u);
+	CHECK(rec->count > 0 && rec->ev[rec->count - 1].kind == REC_FLUSH);
+	rec_free(rec);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	CHECK_EQ(tux3_lookup(vol, TUX3_ROOT_INO, "d", 1, &ino), 0);
+	tux3_close(vol);
+}
+
 int main(void)
 {
 	return run_tests("write");
