@@ -13,13 +13,20 @@
 # and tux3fuse's workloads (scripts/bench_fuse.sh) against ext4 on a loop
 # device, fuse2fs and tmpfs (as root).  Last, one big directory
 # (dir_bench), and bench-scale's 100,000-file row.  Not part of the test
-# count.
+# count.  BENCH_ONLY="PART..." runs only those parts, of: trees (the mkfs
+# and fsck tables), fuzz, versions, vfsck, diff, fuse, dir, scale.
 set -u
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkfs_tux3="$top/$build/mkfs.tux3"
 fsck_tux3="$top/$build/fsck.tux3"
 work=$(mktemp -d /tmp/tux3-bench.XXXXXX)
+# part NAME: whether BENCH_ONLY (if set) names this part
+part() {
+	[ -z "${BENCH_ONLY:-}" ] && return 0
+	case " $BENCH_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 trap 'umount "$work/btmnt" 2>/dev/null; umount "$work/fmnt" 2>/dev/null;
 	rm -rf "$work"' EXIT
 
@@ -97,6 +104,7 @@ fsck_bench() {
 	echo
 }
 
+part trees &&
 for tree in /usr/share/doc /usr/include; do
 	[ -d "$tree" ] || continue
 	bytes=$(du -sk "$tree" | cut -f1)
@@ -128,16 +136,19 @@ for tree in /usr/share/doc /usr/include; do
 	echo
 	[ "$tree" = /usr/include ] && fsck_bench
 done
-echo "(ratios are relative to mkfs.tux3, and to fsck.tux3 for the checks: above 1"
-echo " means the tux3 tool is faster, leaner or smaller)"
+part trees &&
+echo "(ratios are relative to mkfs.tux3, and to fsck.tux3 for the checks: above 1
+ means the tux3 tool is faster, leaner or smaller)"
 
 # ---- fsck damage campaign (issue 19): a short run, its summary ----
+if part fuzz; then
 echo
 fz_n=${BENCH_FUZZ_FSCK_N:-100}
 echo "== fsck.tux3 damage campaign: $fz_n mutations, seed 1 (make fuzz-fsck: 600)"
 FUZZ_FSCK_N=$fz_n FUZZ_FSCK_SEED=1 FUZZ_FSCK_KEEP= \
 	sh "$top/tests/fuzz/fsck_campaign.sh" "$build" 2>&1 |
 	grep '^fuzz-fsck: \(detected\|-fn clean\|repair rate\|[0-9]* mutations\|kind .* not made\)'
+fi
 
 # snapshot_tree DIR N: the tree the snapshot figures use, N empty files
 # in directories of 100, and /big, 1 MiB of random data.
@@ -206,7 +217,7 @@ btrfs_snapshot_cost() {
 
 # ---- versions (issue 8): what the library's versioned layers cost ----
 vbench="$top/$build/tests/vbench"
-if [ -x "$vbench" ]; then
+if part versions && [ -x "$vbench" ]; then
 	echo
 	echo "== versions: reading one block as the number of versions grows"
 	echo "   (chain: every snapshot of the live version, the deepest tree;"
@@ -321,7 +332,7 @@ vfsck_bench() {
 	echo " fsck.tux3 on the unchanged tree)"
 	rm -rf "$t" "$work"/vf*.img
 }
-vfsck_bench
+part vfsck && vfsck_bench
 
 # snapshot diff (issue 26): a tree of N empty files in directories of 100
 # (BENCH_DIFF_FILES, default 5000 50000), a snapshot, /big (1 MiB)
@@ -357,7 +368,7 @@ diff_bench() {
 	echo "(times include opening the volume; no btrfs row yet:"
 	echo " btrfs send --no-data needs root and loop devices)"
 }
-diff_bench
+part diff && diff_bench
 
 # ---- tux3fuse (issues 9, 25): the workloads users run ----
 # scripts/bench_fuse.sh: cp -a, tar x, find, du, rm -rf, fio, the round
@@ -417,7 +428,7 @@ fuse_round_trips() {
 	umount "$fmnt" 2>/dev/null
 	rm -f "$img"
 }
-fuse_bench
+part fuse && fuse_bench
 
 # ---- one big directory (issue 24): the in-memory directory index ----
 # Through the library (tests/dirbench: create, lookup of existing and
@@ -522,8 +533,10 @@ PY
 	rm -f "$img"
 	uring_restore
 }
-dir_bench
+part dir && dir_bench
 
 # the 100,000-file row of make bench-scale
+if part scale; then
 echo "== scale: 100,000 small files (make bench-scale for 1M and 10M)"
 SCALE_SIZES=100000 SCALE_FLAT=0 sh "$top/scripts/bench_scale.sh" "$build"
+fi
