@@ -969,10 +969,8 @@ static void find_visit(struct find *f, const char *path, const char *base,
 		find_visit(f, sub, e.name, e.ino, e.type);
 		free(sub);
 	}
-	if (r < 0) {
-		sh_volerr(sh, path, r);
-		f->failed = 1;
-	}
+	if (r < 0)
+		f->failed = dir_batch_report(sh, batch, path, r);
 	dir_batch_free(batch);
 	free(batch);
 	f->up.depth--;

@@ -140,6 +140,10 @@ struct dir_batch {
 	uint64_t resume;	/* byte position the next batch starts at */
 	unsigned count, next;
 	int done, err;
+	/* the library's account of err, taken when it happened: the
+	 * entries read before it are visited first, and the library calls
+	 * that visit them clear its error */
+	char err_text[512];
 	char *names;		/* this batch's names, NUL-terminated */
 	size_t used, namecap;
 	struct dir_batch_entry e[DIR_BATCH];
@@ -156,6 +160,10 @@ void dir_batch_init(struct dir_batch *b, tux3_ino_t dir);
 int dir_batch_next(struct tux3_volume *vol, struct dir_batch *b,
 		   struct dir_entry_ref *out);
 void dir_batch_free(struct dir_batch *b);
+/* Report the error dir_batch_next returned, for the directory at path;
+ * returns 1. */
+int dir_batch_report(struct shell *sh, const struct dir_batch *b,
+		     const char *path, int err);
 
 /* Text helpers (commands.c) */
 void mode_string(uint32_t mode, char out[11]);

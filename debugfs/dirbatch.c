@@ -51,10 +51,23 @@ static void batch_fill(struct tux3_volume *vol, struct dir_batch *b)
 	b->count = b->next = 0;
 	b->used = 0;
 	int r = tux3_readdir_from(vol, b->dir, b->resume, batch_add, b);
-	if (r < 0)
+	if (r < 0) {
 		b->err = r;	/* what was read before it is still passed on */
+		const struct tux3_error *e = tux3_last_error(vol);
+		b->err_text[0] = 0;
+		if (e && e->err)
+			tux3_error_text(vol, b->err_text, sizeof(b->err_text));
+		tux3_clear_error(vol);
+	}
 	if (r <= 0)
 		b->done = 1;
+}
+
+int dir_batch_report(struct shell *sh, const struct dir_batch *b,
+		     const char *path, int err)
+{
+	return sh_err(sh, "%s: %s", path,
+		      b->err_text[0] ? b->err_text : strerror(-err));
 }
 
 int dir_batch_next(struct tux3_volume *vol, struct dir_batch *b,

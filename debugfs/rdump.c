@@ -543,8 +543,8 @@ static void rd_walk(struct rdump *r)
 		int more = dir_batch_next(r->sh->vol, f->batch, &e);
 		if (more < 0) {
 			path_set(r, f->pathlen, NULL);	/* the directory's */
-			sh_volerr(r->sh, r->path, more);
-			r->failed = 1;
+			r->failed = dir_batch_report(r->sh, f->batch, r->path,
+						     more);
 		}
 		if (more <= 0) {
 			if (rd_leave(r))
