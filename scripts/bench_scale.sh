@@ -18,7 +18,8 @@
 #   ncheck     tux3debug ncheck INUM   debugfs -R 'ncheck INUM' (the
 #              inode of the last file, by name: a whole walk for both)
 # printing wall seconds, CPU seconds (user + system: on a shared machine
-# the wall time includes waiting), peak RSS and the ratios to e2fsprogs;
+# the wall time includes waiting), peak RSS and the ratios to e2fsprogs
+# (the read-only rows: the run of median wall time of SCALE_REPEAT, 3);
 # at the end, per operation, the growth factor from each size to the next.
 # The tree is made once and kept for both mkfs programs; each tree,
 # image and restored copy is removed as soon as its row is measured.
@@ -40,18 +41,31 @@ command -v mke2fs >/dev/null 2>&1 && command -v e2fsck >/dev/null 2>&1 &&
 	have_e2=1
 
 # run LABEL OP WHO CMD...: one measured run; appends
-# "LABEL OP WHO wall cpu rss_kib" to $results ("fail" for a failure)
+# "LABEL OP WHO wall cpu rss_kib" to $results ("fail" for a failure).
+# With reps=N (a read-only command), the run of median wall time of N,
+# each after $pre if set (drop_caches for the cold rows): a single run
+# of a few hundredths of a second is mostly noise.
+reps=1 pre=
 run() {
 	label=$1 op=$2 who=$3; shift 3
-	if /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" \
-		>/dev/null 2>"$work/err"; then
-		set -- $(tail -1 "$work/time")
-		echo "$label $op $who $1 $(awk "BEGIN{print $2 + $3}") $4" >> "$results"
-	else
-		# e2fsck -n exits 4 on a volume it did not fix: a real failure
-		echo "$label $op $who fail fail fail" >> "$results"
-		sed -n 1p "$work/err" >&2
-	fi
+	: > "$work/runs"
+	k=0
+	while [ $k -lt $reps ]; do
+		[ -n "$pre" ] && $pre
+		if ! /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" \
+			>/dev/null 2>"$work/err"; then
+			# e2fsck -n exits 4 on a volume it did not fix: a
+			# real failure
+			echo "$label $op $who fail fail fail" >> "$results"
+			sed -n 1p "$work/err" >&2
+			return
+		fi
+		tail -1 "$work/time" >> "$work/runs"
+		k=$((k + 1))
+	done
+	set -- $(sort -n "$work/runs" |
+		 awk '{ r[NR] = $0 } END { print r[int((NR + 1) / 2)] }')
+	echo "$label $op $who $1 $(awk "BEGIN{print $2 + $3}") $4" >> "$results"
 }
 
 # one tree: LABEL FILES [--empty|--flat]
@@ -79,20 +93,26 @@ row() {
 			-N $((n + n / 8 + 4096)) -d "$src" "$eimg"
 	fi
 	rm -rf "$src"
+	reps=${SCALE_REPEAT:-3}	# the read-only rows: the median of 3
 	run "$label" fsck tux3 "$b/fsck.tux3" -fn "$timg"
 	[ $e2 = 1 ] && run "$label" fsck e2fs e2fsck -fn "$eimg"
 	if drop_caches; then
+		pre=drop_caches
 		run "$label" fsck-cold tux3 "$b/fsck.tux3" -fn "$timg"
-		[ $e2 = 1 ] && drop_caches &&
-			run "$label" fsck-cold e2fs e2fsck -fn "$eimg"
+		[ $e2 = 1 ] && run "$label" fsck-cold e2fs e2fsck -fn "$eimg"
+		pre=
 	fi
 	run "$label" dot tux3 "$b/tux3dot" -T svg -o "$work/v.svg" "$timg"
 	rm -f "$work/v.svg"
+	pre="rm -f $work/t.meta"	# each run writes a new image
 	run "$label" image tux3 "$b/tux3image" "$timg" "$work/t.meta"
 	rm -f "$work/t.meta"
+	pre="rm -f $work/e.meta"
 	[ $e2 = 1 ] && run "$label" image e2fs e2image -Q "$eimg" "$work/e.meta"
 	rm -f "$work/e.meta"
+	pre=
 	run "$label" manifest tux3 "$b/tux3debug" -R "manifest /" "$timg"
+	reps=1
 	rdump_target "$n"
 	run "$label" rdump tux3 "$b/tux3debug" -R "rdump / $work/out" "$timg"
 	rdump_target_done
@@ -101,6 +121,7 @@ row() {
 		run "$label" rdump e2fs debugfs -R "rdump / $work/out" "$eimg"
 		rdump_target_done
 	fi
+	reps=${SCALE_REPEAT:-3}
 	run "$label" find tux3 "$b/tux3debug" -R "find /" "$timg"
 	last=$(last_file "$n" "$how")
 	ti=$("$b/tux3debug" -R "stat $last" "$timg" 2>/dev/null | inum)
@@ -109,6 +130,7 @@ row() {
 		ei=$(debugfs -R "stat $last" "$eimg" 2>/dev/null | inum)
 		[ -n "$ei" ] && run "$label" ncheck e2fs debugfs -R "ncheck $ei" "$eimg"
 	fi
+	reps=1
 	rm -f "$timg" "$eimg"
 	table "$label"
 }
