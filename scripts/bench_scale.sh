@@ -79,6 +79,9 @@ row() {
 	size=$(( n * per / 1024 + 1024 ))m
 	timg=$work/t.img eimg=$work/e.img
 	truncate -s "$size" "$timg"
+	# the tree just made is gigabytes of dirty pages: written back
+	# during the first populate, they would slow it and not the second
+	sync
 	run "$label" populate tux3 "$b/mkfs.tux3" -q -F -d "$src" "$timg"
 	e2=$have_e2
 	# mke2fs -d is quadratic in one directory's entries (469 s for
@@ -89,6 +92,7 @@ row() {
 	fi
 	if [ $e2 = 1 ]; then
 		rm -f "$eimg"; truncate -s "$size" "$eimg"
+		sync	# the same for the image the first one wrote
 		run "$label" populate e2fs mke2fs -q -F -t ext4 \
 			-N $((n + n / 8 + 4096)) -d "$src" "$eimg"
 	fi
