@@ -62,6 +62,8 @@ struct rdump {
 	 * would take) and the umask.  Objects that need no chown or chmod
 	 * get none: two system calls of six for a small file. */
 	int owner_known;
+	int perm_known;		/* no default ACL, which would replace the
+				 * umask */
 	uid_t euid;
 	gid_t egid;
 	mode_t umask;
@@ -252,7 +254,8 @@ static void restore_meta(struct rdump *r, const struct host_obj *h,
 		sh_volerr(r->sh, h->path, err);
 		r->failed = 1;
 	}
-	int moded = h->fresh && h->made_perm == (st->mode & 07777);
+	int moded = h->fresh && r->perm_known &&
+		    h->made_perm == (st->mode & 07777);
 	if (!S_ISLNK(st->mode) && !moded &&
 	    (on_fd ? fchmod(h->fd, st->mode & 07777) :
 	     fchmodat(h->dirfd, h->name, st->mode & 07777, 0)) < 0)
@@ -595,6 +598,8 @@ int cmd_rdump(struct shell *sh, int argc, char **argv)
 		return sh_err(sh, "%s: %s", dir, strerror(errno));
 	struct stat dst;
 	r.owner_known = !fstat(dfd, &dst) && !(dst.st_mode & S_ISGID);
+	r.perm_known = fgetxattr(dfd, "system.posix_acl_default", NULL, 0) < 0
+		       && (errno == ENODATA || errno == ENOTSUP);
 	r.euid = geteuid();
 	r.egid = getegid();
 	r.umask = umask(0);

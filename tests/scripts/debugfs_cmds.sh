@@ -303,6 +303,33 @@ else
 fi
 rm -rf "$wide"
 
+# ---- rdump into a directory with a default ACL ----
+# A default ACL, not the umask, gives a new file its mode, so rdump must
+# not take the mode it asked for as the mode it got: with "other::---"
+# a file asked for as 0644 is made 0640, and rdump must chmod it.
+acl=$work/acl
+mkdir -p "$acl/out"
+if python3 - "$acl/out" <<'PY' 2>/dev/null
+import os, struct, sys
+# version 2; USER_OBJ rwx, GROUP_OBJ r-x, OTHER ---
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, 0xffffffff)
+      for t, p in ((0x01, 7), (0x04, 5), (0x20, 0)))
+os.setxattr(sys.argv[1], "system.posix_acl_default", acl)
+PY
+then
+	"$dbg" -R "rdump /hello.txt $acl/out" "$base" > "$work/out" 2>&1
+	rc=$?
+	mode=$(stat -c %a "$acl/out/hello.txt" 2>/dev/null)
+	if [ $rc = 0 ] && [ "$mode" = 644 ]; then
+		pass rdump_default_acl
+	else
+		fail rdump_default_acl "exit $rc, mode $mode: $(first "$work/out")"
+	fi
+else
+	skip rdump_default_acl "the host file system takes no default ACL"
+fi
+rm -rf "$acl"
+
 # ---- icheck against the reference dump tool's block maps ----
 # Each oracle image's blockmap ("BLOCK TYPE", "BLOCK L(C) inum-N-extent")
 # says who owns each metadata block and the first block of each extent.
