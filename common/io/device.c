@@ -21,10 +21,27 @@
 #include <unistd.h>
 #include "io/io.h"
 
+/* systemd-udevd holds a shared lock on a block device while it handles an
+ * event of it, such as the change event that follows every close after a
+ * write (an unmount, a repair): a mount right after one would find the
+ * volume in use.  udev lets go within milliseconds, a tool that has the
+ * volume open does not, so a block device's lock is tried again for up
+ * to this long before the volume is said to be in use. */
+#define DEV_LOCK_WAIT_MS 3000
+#define DEV_LOCK_POLL_MS 10
+
 static int dev_lock(struct device *dev, bool write, char *err, size_t errlen)
 {
-	if (flock(dev->fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
-		return 0;
+	int op = (write ? LOCK_EX : LOCK_SH) | LOCK_NB;
+	int tries = dev->blockdev ? DEV_LOCK_WAIT_MS / DEV_LOCK_POLL_MS : 0;
+	while (flock(dev->fd, op) < 0) {
+		if (errno != EWOULDBLOCK || tries-- <= 0)
+			goto refused;
+		struct timespec pause = { 0, DEV_LOCK_POLL_MS * 1000000L };
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+refused:;
 	int e = errno;
 	if (e == EWOULDBLOCK) {
 		snprintf(err, errlen, "%s: volume is in use (%s lock held by "
