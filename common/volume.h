@@ -326,6 +326,7 @@ struct tux3_volume {
 	/* tux3_set_lazy_commits: commits skip the device flush (vol_barrier)
 	 * until tux3_umount; unflushed says one was skipped */
 	bool lazy_commits, unflushed;
+	bool lazy_cache;	/* the block cache is lazy commits' own */
 	int64_t fixed_time;		/* SOURCE_DATE_EPOCH in ns ... */
 	bool time_fixed;		/* ... when set */
 	uint64_t inum_hint;		/* after the last inode number given */

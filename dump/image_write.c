@@ -14,12 +14,20 @@
 #include "image.h"
 #include "format/endian.h"
 
+/* The compact file is written through a buffer: a volume's metadata
+ * lies in runs of a block or two (an inode-table leaf beside its files'
+ * data), and a write per run header and per payload cost a million
+ * system calls for a million files. */
+#define OUT_BUF_BYTES (256u << 10)
+
 struct out {
 	struct image *im;
 	int fd;
-	uint64_t pos;		/* compact: bytes written so far */
+	uint64_t pos;		/* compact: bytes emitted so far */
 	uint64_t seq;
 	int created;
+	uint8_t *buf;		/* compact: bytes [pos - used, pos) */
+	size_t used;
 };
 
 static int write_all(int fd, const void *buf, size_t len, uint64_t pos)
@@ -49,6 +57,31 @@ static int all_zero(const uint8_t *p, size_t len)
 	return 1;
 }
 
+static int out_flush(struct out *o)
+{
+	int e = o->used ? write_all(o->fd, o->buf, o->used, o->pos - o->used) : 0;
+	o->used = 0;
+	return e;
+}
+
+/* Append len bytes to the compact file (through the buffer when they
+ * fit in it). */
+static int out_append(struct out *o, const void *p, size_t len)
+{
+	int e = 0;
+	if (o->used + len > OUT_BUF_BYTES)
+		e = out_flush(o);
+	if (!e && len > OUT_BUF_BYTES)
+		e = write_all(o->fd, p, len, o->pos);
+	if (!e && len <= OUT_BUF_BYTES) {
+		memcpy(o->buf + o->used, p, len);
+		o->used += len;
+	}
+	if (!e)
+		o->pos += len;
+	return e;
+}
+
 /* One run of the compact file: header, then (data runs) the payload. */
 static int emit_compact(struct out *o, uint64_t start, uint64_t count,
 			const uint8_t *data)
@@ -63,12 +96,11 @@ static int emit_compact(struct out *o, uint64_t start, uint64_t count,
 	put_be32(h + IMG_R_DATACRC, data ? tux3_crc32c(0, data, bytes) : 0);
 	put_be32(h + IMG_R_SEQ, (uint32_t)o->seq);
 	put_be32(h + IMG_RUN_CRC_AT, tux3_crc32c(0, h, IMG_RUN_CRC_AT));
-	int e = write_all(o->fd, h, sizeof(h), o->pos);
+	int e = out_append(o, h, sizeof(h));
 	if (!e && bytes)
-		e = write_all(o->fd, data, bytes, o->pos + sizeof(h));
+		e = out_append(o, data, bytes);
 	if (e)
 		return e;
-	o->pos += sizeof(h) + bytes;
 	o->seq++;
 	im->out_runs++;
 	im->out_blocks += count;
@@ -207,16 +239,22 @@ static int write_compact(struct out *o)
 	uint8_t h[IMG_HEADER_SIZE];
 	int e;
 	o->pos = IMG_HEADER_SIZE;
-	if ((e = emit_all(o)))
-		return e;
+	if (!(o->buf = malloc(OUT_BUF_BYTES)))
+		return -ENOMEM;
+	e = emit_all(o);
 	uint8_t t[IMG_TRAILER_SIZE] = { 0 };
 	put_be32(t + IMG_T_MAGIC, IMG_TRAILER_MAGIC);
 	put_be64(t + IMG_T_RUNS, im->out_runs);
 	put_be64(t + IMG_T_BLOCKS, im->out_blocks);
 	put_be32(t + IMG_TRAILER_CRC_AT, tux3_crc32c(0, t, IMG_TRAILER_CRC_AT));
-	if ((e = write_all(o->fd, t, sizeof(t), o->pos)))
+	if (!e)
+		e = out_append(o, t, sizeof(t));
+	if (!e)
+		e = out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+	if (e)
 		return e;
-	o->pos += sizeof(t);
 	/* the header last: a file cut short by a crash has none */
 	fill_header(o, h);
 	if ((e = write_all(o->fd, h, sizeof(h), 0)))

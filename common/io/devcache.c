@@ -16,10 +16,21 @@
  * Storage is allocated once at enable: a slot array, a hash of chains and
  * an LRU list threaded through slot indices, so a lookup allocates
  * nothing.
+ *
+ * Write-back (dev_cache_set_writeback), for a writer that need not
+ * survive a crash before its last flush (lazy commits): a write of whole
+ * blocks is kept in the cache, dirty, and reaches the device when its
+ * slot is reused, before any read or partial write that covers it goes
+ * to the device, and at every flush.  A bulk load rewrites a
+ * directory's last block once per entry and writes each new file's
+ * blocks next to the last: the rewrites stay in memory, and a dirty
+ * block goes out with the dirty blocks adjacent to it in one vectored
+ * write.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include "io/io.h"
 
 #define NIL UINT32_MAX
@@ -36,6 +47,11 @@ struct dev_cache {
 	uint64_t *block;
 	uint8_t *data;
 	uint64_t hits, misses;
+	bool writeback;
+	uint8_t *dirty;		/* per slot, in write-back mode */
+	uint32_t ndirty;
+	struct iovec *iov;	/* a run written back: up to nslot blocks */
+	int wb_err;		/* a write-back failure not yet reported */
 };
 
 static uint32_t hash_block(const struct dev_cache *c, uint64_t block)
@@ -103,6 +119,10 @@ static void drop_slot(struct dev_cache *c, uint32_t s)
 	c->tail = s;
 	c->block[s] = UINT64_MAX;
 	c->used--;
+	if (c->dirty && c->dirty[s]) {
+		c->dirty[s] = 0;
+		c->ndirty--;
+	}
 }
 
 /* A slot for block, the least recently used one if the cache is full. */
@@ -130,12 +150,16 @@ void dev_cache_disable(struct device *dev)
 	struct dev_cache *c = dev->cache;
 	if (!c)
 		return;
+	/* a caller that must see a write-back error flushes first */
+	(void)dev_cache_writeback(dev, 0, UINT64_MAX);
 	free(c->hash);
 	free(c->chain);
 	free(c->prev);
 	free(c->next);
 	free(c->block);
 	free(c->data);
+	free(c->dirty);
+	free(c->iov);
 	free(c);
 	dev->cache = NULL;
 }
@@ -209,14 +233,176 @@ bool dev_cache_read(struct device *dev, void *buf, size_t len, uint64_t off)
 	return true;
 }
 
+/* ---- write-back ---- */
+
+/* The most blocks one vectored write takes (below IOV_MAX). */
+#define WB_RUN_MAX 256u
+
+static void set_clean(struct dev_cache *c, uint32_t s)
+{
+	if (c->dirty[s]) {
+		c->dirty[s] = 0;
+		c->ndirty--;
+	}
+}
+
+static bool is_dirty(const struct dev_cache *c, uint64_t block)
+{
+	uint32_t s = find_slot(c, block);
+	return s != NIL && c->dirty[s];
+}
+
+/* Write dirty slot s to the device with the dirty blocks adjacent to it,
+ * in one vectored write.  On failure the run leaves the cache (reads go
+ * to the device, which holds what it holds) and the error is returned. */
+static int write_run(struct device *dev, uint32_t s)
+{
+	struct dev_cache *c = dev->cache;
+	uint64_t lo = c->block[s], hi = lo;
+	while (hi - lo + 1 < WB_RUN_MAX && lo && is_dirty(c, lo - 1))
+		lo--;
+	while (hi - lo + 1 < WB_RUN_MAX && is_dirty(c, hi + 1))
+		hi++;
+	int n = 0;
+	for (uint64_t b = lo; b <= hi; b++)
+		c->iov[n++] = (struct iovec){
+			.iov_base = slot_data(c, find_slot(c, b)),
+			.iov_len = (size_t)1 << c->blockbits };
+	int err = dev_write_iov(dev, c->iov, n, lo << c->blockbits);
+	for (uint64_t b = lo; b <= hi; b++) {
+		uint32_t t = find_slot(c, b);
+		set_clean(c, t);
+		if (err)
+			drop_slot(c, t);
+	}
+	return err;
+}
+
+/* A slot for block, the least recently used dirty one written first. */
+static int take_slot(struct device *dev, uint64_t block, uint32_t *slot)
+{
+	struct dev_cache *c = dev->cache;
+	if (c->dirty && c->tail != NIL && c->block[c->tail] != UINT64_MAX &&
+	    c->dirty[c->tail]) {
+		int err = write_run(dev, c->tail);
+		if (err)
+			return err;
+	}
+	*slot = insert_slot(c, block);
+	return 0;
+}
+
+int dev_cache_set_writeback(struct device *dev, bool on)
+{
+	struct dev_cache *c = dev->cache;
+	if (!c)
+		return on ? -EINVAL : 0;
+	if (!on) {
+		int err = dev_cache_writeback(dev, 0, UINT64_MAX);
+		free(c->dirty);
+		free(c->iov);
+		c->dirty = NULL;
+		c->iov = NULL;
+		c->writeback = false;
+		return err;
+	}
+	if (c->writeback)
+		return 0;
+	c->dirty = calloc(c->nslot, 1);
+	c->iov = calloc(WB_RUN_MAX, sizeof(*c->iov));
+	if (!c->dirty || !c->iov) {
+		free(c->dirty);
+		free(c->iov);
+		c->dirty = NULL;
+		c->iov = NULL;
+		return -ENOMEM;
+	}
+	c->writeback = true;
+	return 0;
+}
+
+int dev_cache_writeback(struct device *dev, uint64_t off, uint64_t len)
+{
+	struct dev_cache *c = dev->cache;
+	int err = 0;
+	if (!c || !c->writeback)
+		return 0;
+	if (c->ndirty && len) {
+		uint64_t first = off >> c->blockbits;
+		uint64_t last = len > UINT64_MAX - off ? UINT64_MAX >> c->blockbits :
+			(off + len - 1) >> c->blockbits;
+		if (last - first < c->nslot) {
+			for (uint64_t b = first; b <= last && c->ndirty; b++) {
+				uint32_t s = find_slot(c, b);
+				if (s != NIL && c->dirty[s] && !err)
+					err = write_run(dev, s);
+			}
+		} else {
+			for (uint32_t s = 0; s < c->nslot && c->ndirty; s++)
+				if (c->dirty[s] && c->block[s] >= first &&
+				    c->block[s] <= last && !err)
+					err = write_run(dev, s);
+		}
+	}
+	if (!err) {
+		err = c->wb_err;
+		c->wb_err = 0;
+	}
+	return err;
+}
+
+uint32_t dev_cache_dirty(const struct device *dev)
+{
+	return dev->cache ? dev->cache->ndirty : 0;
+}
+
+int dev_cache_absorb(struct device *dev, const void *buf, size_t len,
+		     uint64_t off)
+{
+	struct dev_cache *c = dev->cache;
+	uint64_t bs = 1ull << c->blockbits;
+	if (!c->writeback || !len)
+		return 0;
+	/* a part of a block, or more than the cache should hold at once
+	 * (file data in bulk): what it covers goes out first, then the
+	 * write itself */
+	if ((len | off) & (bs - 1) || (len >> c->blockbits) > c->nslot / 4)
+		return dev_cache_writeback(dev, off, len);
+	for (uint64_t b = off >> c->blockbits; len; b++, len -= bs) {
+		uint32_t s = find_slot(c, b);
+		if (s != NIL) {
+			lru_unlink(c, s);
+			lru_push(c, s);
+		} else {
+			int err = take_slot(dev, b, &s);
+			if (err)
+				return err;
+		}
+		memcpy(slot_data(c, s), buf, bs);
+		buf = (const uint8_t *)buf + bs;
+		if (!c->dirty[s]) {
+			c->dirty[s] = 1;
+			c->ndirty++;
+		}
+	}
+	return 1;
+}
+
 void dev_cache_fill(struct device *dev, const void *buf, size_t len,
 		    uint64_t off)
 {
 	struct dev_cache *c = dev->cache;
 	uint64_t block;
+	uint32_t s;
 	if (!one_block(c, len, off, &block) || find_slot(c, block) != NIL)
 		return;
-	memcpy(slot_data(c, insert_slot(c, block)), buf, len);
+	int err = take_slot(dev, block, &s);
+	if (err) {
+		if (!c->wb_err)	/* for the next flush to report */
+			c->wb_err = err;
+		return;
+	}
+	memcpy(slot_data(c, s), buf, len);
 }
 
 /* After a write of len bytes at off (buf NULL: a failed one, whose

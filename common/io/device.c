@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "io/io.h"
 
@@ -154,8 +155,13 @@ static void count_read(struct device *dev, int64_t ns)
 
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 {
-	if (dev->cache && dev_cache_read(dev, buf, len, off))
-		return 0;
+	if (dev->cache) {
+		if (dev_cache_read(dev, buf, len, off))
+			return 0;
+		int err = dev_cache_writeback(dev, off, len);
+		if (err)
+			return err;
+	}
 	uint8_t *p = buf;
 	const uint64_t off0 = off;
 	const size_t len0 = len;
@@ -181,40 +187,71 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Write iov[0, n) at off on the device itself, past the cache: the test
+ * hook sees it before, the recorder after, as it was issued. */
+int dev_write_iov(struct device *dev, const struct iovec *iov, int n,
+		  uint64_t off)
+{
+	size_t total = 0, done = 0;	/* done: bytes of iov[i] written */
+	uint64_t at = off;
+	int i = 0;
+	for (int k = 0; k < n; k++)
+		total += iov[k].iov_len;
+	if (dev->on_write)
+		dev->on_write(dev->hook_ctx, off, total);
+	while (i < n) {
+		ssize_t w;
+		if (!iov[i].iov_len) {
+			i++;
+			continue;
+		}
+		if (!done && n - i > 1)
+			w = pwritev(dev->fd, iov + i, n - i, (off_t)at);
+		else
+			w = pwrite(dev->fd, (const uint8_t *)iov[i].iov_base +
+				   done, iov[i].iov_len - done, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		at += (uint64_t)w;
+		for (size_t left = (size_t)w; left && i < n; ) {
+			size_t rest = iov[i].iov_len - done;
+			size_t step = left < rest ? left : rest;
+			done += step;
+			left -= step;
+			if (done == iov[i].iov_len) {
+				i++;
+				done = 0;
+			}
+		}
+	}
+	if (dev->rec)
+		for (int k = 0; k < n; off += iov[k].iov_len, k++)
+			rec_write(dev->rec, off, iov[k].iov_base,
+				  iov[k].iov_len, false);
+	return 0;
+}
+
 int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-	const uint64_t off0 = off;
-	const size_t len0 = len;
 	if (dev->readonly)
 		return -EROFS;	/* belt and braces: the fd is O_RDONLY too */
-	if (dev->on_write)
-		dev->on_write(dev->hook_ctx, off, len);
 	node_memo_forget_bytes(dev->memo, off, len);
-	while (len) {
-		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			if (dev->cache)	/* the device may hold either */
-				dev_cache_write(dev, NULL, len0, off0);
-			return -e;
-		}
-		if (n == 0) {
-			if (dev->cache)
-				dev_cache_write(dev, NULL, len0, off0);
-			return -EIO;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
+	if (dev->cache) {
+		/* kept in a write-back cache, or what it covers written
+		 * back first */
+		int kept = dev_cache_absorb(dev, buf, len, off);
+		if (kept)
+			return kept < 0 ? kept : 0;
 	}
-	if (dev->cache)
-		dev_cache_write(dev, buf, len0, off0);
-	if (dev->rec)	/* what reached the device, as it was issued */
-		rec_write(dev->rec, off0, buf, len0, false);
-	return 0;
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+	int err = dev_write_iov(dev, &v, 1, off);
+	if (dev->cache)	/* after a failure the device may hold either */
+		dev_cache_write(dev, err ? NULL : buf, len, off);
+	return err;
 }
 
 /* Start reading [off, off + len) into the host's page cache, without
@@ -239,6 +276,9 @@ int dev_flush(struct device *dev)
 {
 	if (dev->readonly)
 		return 0;
+	int err = dev_cache_writeback(dev, 0, UINT64_MAX);
+	if (err)
+		return err;
 	dev->flushes++;
 	if (fdatasync(dev->fd) < 0)
 		return -errno;

@@ -11,6 +11,7 @@
 
 #include "volume.h"
 #include "io/record.h"
+#include <sys/uio.h>
 
 /* ---- device.c ---- */
 int dev_open(struct device *dev, const char *path, bool write, char *err,
@@ -19,6 +20,9 @@ void dev_close(struct device *dev);
 int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off);
 int dev_pwrite(struct device *dev, const void *buf, size_t len, uint64_t off);
 int dev_flush(struct device *dev);
+/* The device itself, past the block cache. */
+int dev_write_iov(struct device *dev, const struct iovec *iov, int n,
+		  uint64_t off);
 void dev_readahead(struct device *dev, uint64_t off, uint64_t len);
 /* A mark from the library in the recorded trace (no cost unrecorded). */
 static inline void dev_mark(struct device *dev, unsigned mark)
@@ -40,6 +44,19 @@ void dev_cache_write(struct device *dev, const void *buf, size_t len,
 		     uint64_t off);
 void dev_cache_stats(const struct device *dev, uint64_t *hits,
 		     uint64_t *misses);
+/* Write-back (a writer that need not survive a crash before its next
+ * flush): whole-block writes stay in the cache, dirty, until their slot
+ * is reused, a read or partial write covers them, or dev_flush.  Off
+ * writes every dirty block back. */
+int dev_cache_set_writeback(struct device *dev, bool on);
+/* 1: the write is kept in the cache; 0: the caller writes it (what it
+ * covers was written back first); or a write-back error. */
+int dev_cache_absorb(struct device *dev, const void *buf, size_t len,
+		     uint64_t off);
+/* Write back the dirty blocks that meet [off, off + len); also reports
+ * a failure of a write-back no caller saw. */
+int dev_cache_writeback(struct device *dev, uint64_t off, uint64_t len);
+uint32_t dev_cache_dirty(const struct device *dev);	/* dirty blocks */
 
 /* ---- blockset.c ---- */
 int blockset_add(struct blockset *s, uint64_t v);

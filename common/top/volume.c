@@ -295,19 +295,46 @@ int tux3_umount(struct tux3_volume *vol)
 	if (vol && vol->mode == TUX3_OPEN_RDWR) {
 		vol->lazy_commits = false;	/* the last commit is durable */
 		err = delta_commit(vol, false);
-		if (!err && vol->unflushed)	/* nothing left to commit */
+		/* nothing left to commit, or blocks still in a write-back
+		 * cache */
+		if (!err && (vol->unflushed || dev_cache_dirty(&vol->dev)))
 			err = vol_barrier(vol);
 	}
 	tux3_close(vol);
 	return err;
 }
 
+/* The write-back cache of lazy commits: a bulk load rewrites a
+ * directory's last block per entry and writes each file's first blocks
+ * next to the last file's; 256 KiB hold the one and gather the others
+ * into runs. */
+#define LAZY_CACHE_BYTES (256u << 10)
+
 int tux3_set_lazy_commits(struct tux3_volume *vol, int lazy)
 {
+	int err = 0;
 	if (vol->mode != TUX3_OPEN_RDWR)
 		return -EROFS;
 	vol->lazy_commits = lazy != 0;
-	return !lazy && vol->unflushed ? vol_barrier(vol) : 0;
+	if (lazy && !vol->dev.cache) {
+		uint32_t n = LAZY_CACHE_BYTES >> vol->blockbits;
+		err = dev_cache_enable(&vol->dev, vol->blockbits,
+				       n < 16 ? 16 : n);
+		vol->lazy_cache = !err;
+	}
+	if (lazy && vol->dev.cache)
+		err = dev_cache_set_writeback(&vol->dev, true);
+	if (!lazy && vol->dev.cache) {
+		err = dev_cache_set_writeback(&vol->dev, false);
+		if (vol->lazy_cache)
+			dev_cache_disable(&vol->dev);
+		vol->lazy_cache = false;
+	}
+	if (!lazy && vol->unflushed) {
+		int e = vol_barrier(vol);
+		err = err ? err : e;
+	}
+	return err;
 }
 
 void tux3_set_time(struct tux3_volume *vol, int64_t ns)
@@ -321,7 +348,13 @@ int tux3_set_cache(struct tux3_volume *vol, size_t bytes)
 	size_t n = bytes >> vol->blockbits;
 	if (n > UINT32_MAX - 1)
 		n = UINT32_MAX - 1;	/* refused as too large below */
-	return dev_cache_enable(&vol->dev, vol->blockbits, (uint32_t)n);
+	int err = dev_cache_writeback(&vol->dev, 0, UINT64_MAX);
+	if (!err)
+		err = dev_cache_enable(&vol->dev, vol->blockbits, (uint32_t)n);
+	vol->lazy_cache = false;
+	if (!err && vol->lazy_commits && vol->dev.cache)
+		err = dev_cache_set_writeback(&vol->dev, true);
+	return err;
 }
 
 void tux3_cache_stats(const struct tux3_volume *vol, uint64_t *hits,

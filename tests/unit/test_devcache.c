@@ -1,4 +1,5 @@
-/* Layer: devcache.c -- the device's write-through block cache. */
+/* Layer: devcache.c -- the device's block cache, write-through and
+ * write-back. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -212,6 +213,182 @@ TEST(volume_same_with_and_without_cache)
 	uint8_t *a = slurp(scratch_path(), &len_a);
 	scratch_volume(12, 16 << 20, 0);
 	run_workload(scratch_path(), 64 << 12);
+	uint8_t *b = slurp(scratch_path(), &len_b);
+	CHECK_EQ(len_a, len_b);
+	CHECK(!memcmp(a, b, len_a));
+	free(a);
+	free(b);
+}
+
+/* What the file itself holds at block, read past the device. */
+static bool on_disk_is(uint64_t block, const uint8_t *want)
+{
+	uint8_t buf[BS];
+	int fd = open(scratch_path(), O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(pread(fd, buf, BS, (off_t)(block << BITS)) == BS);
+	close(fd);
+	return !memcmp(buf, want, BS);
+}
+
+static unsigned writes_seen;
+static void count_writes(void *ctx, uint64_t off, size_t len)
+{
+	(void)ctx;
+	(void)off;
+	(void)len;
+	writes_seen++;
+}
+
+/* Write-back: every read through the device equals the model under
+ * random reads and writes of any alignment, while the file lags behind;
+ * after a flush the file is the model. */
+TEST(writeback_coherent_under_random_io)
+{
+	static uint8_t model[NBLOCKS * BS], buf[NBLOCKS * BS], disk[NBLOCKS * BS];
+	struct device dev;
+	srand(11);
+	open_random_device(&dev, model);
+	CHECK_EQ(dev_cache_set_writeback(&dev, true), -EINVAL);	/* no cache */
+	CHECK_EQ(dev_cache_enable(&dev, BITS, 8), 0);
+	CHECK_EQ(dev_cache_set_writeback(&dev, true), 0);
+	unsigned lagging = 0;
+	for (int step = 0; step < 8000; step++) {
+		unsigned op = (unsigned)rand() % 5;
+		uint64_t block = (unsigned)rand() % NBLOCKS;
+		if (op == 0) {
+			CHECK(block_is(&dev, block, model + block * BS));
+		} else if (op == 1) {
+			size_t off = (unsigned)rand() % (NBLOCKS * BS - 1);
+			size_t len = 1 + (unsigned)rand() %
+				     (NBLOCKS * BS - off);
+			if (len > 3 * BS)
+				len = 3 * BS;
+			CHECK_EQ(dev_pread(&dev, buf, len, off), 0);
+			CHECK(!memcmp(buf, model + off, len));
+		} else if (op <= 3) {	/* whole blocks: kept */
+			size_t n = 1 + (unsigned)rand() % 2;
+			if (block + n > NBLOCKS)
+				n = 1;
+			for (size_t i = 0; i < n * BS; i++)
+				buf[i] = (uint8_t)rand();
+			CHECK_EQ(dev_pwrite(&dev, buf, n * BS, block << BITS),
+				 0);
+			memcpy(model + (block << BITS), buf, n * BS);
+			lagging += !on_disk_is(block, buf);
+		} else {		/* any size and alignment */
+			size_t off = (unsigned)rand() % (NBLOCKS * BS - 1);
+			size_t len = 1 + (unsigned)rand() % (3 * BS);
+			if (off + len > NBLOCKS * BS)
+				len = NBLOCKS * BS - off;
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (uint8_t)rand();
+			CHECK_EQ(dev_pwrite(&dev, buf, len, off), 0);
+			memcpy(model + off, buf, len);
+		}
+	}
+	CHECK(lagging > 500);	/* the writes were held back */
+	CHECK_EQ(dev_flush(&dev), 0);
+	CHECK_EQ(dev_cache_dirty(&dev), 0u);
+	int fd = open(scratch_path(), O_RDONLY);
+	CHECK(read(fd, disk, sizeof(disk)) == (ssize_t)sizeof(disk));
+	close(fd);
+	CHECK(!memcmp(disk, model, sizeof(disk)));
+	dev_close(&dev);
+}
+
+/* A block rewritten again and again stays in memory; blocks written one
+ * after another go out together, as one vectored write per run. */
+TEST(writeback_gathers_runs)
+{
+	static uint8_t model[NBLOCKS * BS];
+	uint8_t b[BS];
+	struct device dev;
+	open_random_device(&dev, model);
+	CHECK_EQ(dev_cache_enable(&dev, BITS, 16), 0);
+	CHECK_EQ(dev_cache_set_writeback(&dev, true), 0);
+	dev.on_write = count_writes;
+	writes_seen = 0;
+	for (unsigned i = 0; i < 48; i++) {
+		memset(b, (int)i, BS);
+		CHECK_EQ(dev_pwrite(&dev, b, BS, (uint64_t)(i + 8) << BITS), 0);
+		memset(b, 0x77 + (int)i, BS);	/* the directory block */
+		CHECK_EQ(dev_pwrite(&dev, b, BS, 2ull << BITS), 0);
+		CHECK(block_is(&dev, 2, b));
+	}
+	/* 48 data blocks through 15 free slots: a few runs, no rewrites
+	 * of block 2 */
+	CHECK(writes_seen >= 2 && writes_seen <= 4);
+	CHECK(!on_disk_is(2, b));
+	CHECK_EQ(dev_flush(&dev), 0);
+	CHECK(on_disk_is(2, b));
+	for (unsigned i = 0; i < 48; i++) {
+		memset(b, (int)i, BS);
+		CHECK(on_disk_is(i + 8, b));
+	}
+	/* turned off, nothing is held */
+	CHECK_EQ(dev_pwrite(&dev, b, BS, 60ull << BITS), 0);
+	CHECK_EQ(dev_cache_set_writeback(&dev, false), 0);
+	CHECK(on_disk_is(60, b));
+	CHECK_EQ(dev_pwrite(&dev, model, BS, 61ull << BITS), 0);
+	CHECK(on_disk_is(61, model));
+	dev.on_write = NULL;
+	dev_close(&dev);
+}
+
+/* A write-back that fails is reported, by the write that forced it or by
+ * the next flush, and its blocks leave the cache (reads then see what
+ * the device holds); nothing is lost silently. */
+TEST(writeback_failure_is_reported)
+{
+	static uint8_t model[NBLOCKS * BS];
+	uint8_t b[BS];
+	struct device dev;
+	open_random_device(&dev, model);
+	CHECK_EQ(dev_cache_enable(&dev, BITS, 4), 0);
+	CHECK_EQ(dev_cache_set_writeback(&dev, true), 0);
+	memset(b, 0x3c, BS);
+	CHECK_EQ(dev_pwrite(&dev, b, BS, 1ull << BITS), 0);
+	int rw = dev.fd;
+	dev.fd = open(scratch_path(), O_RDONLY);
+	CHECK(dev.fd >= 0);
+	CHECK_EQ(dev_flush(&dev), -EBADF);
+	CHECK_EQ(dev_cache_dirty(&dev), 0u);
+	CHECK(block_is(&dev, 1, model + BS));	/* the device's bytes */
+	/* eviction by a read's fill: reported at the next flush */
+	CHECK_EQ(dev_pwrite(&dev, b, BS, 2ull << BITS), 0);
+	for (uint64_t k = 10; k < 14; k++)
+		CHECK(block_is(&dev, k, model + k * BS));
+	close(dev.fd);
+	dev.fd = rw;
+	CHECK_EQ(dev_flush(&dev), -EBADF);
+	CHECK_EQ(dev_flush(&dev), 0);
+	dev_close(&dev);
+}
+
+/* Lazy commits write through a write-back cache of their own: the image
+ * is the same byte for byte as with commits that flush, and the umount
+ * leaves nothing behind. */
+static void run_lazy_workload(const char *path, int lazy)
+{
+	struct tux3_volume *vol;
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDWR, &vol), 0);
+	tux3_set_time(vol, 1000);
+	CHECK_EQ(tux3_set_lazy_commits(vol, lazy), 0);
+	CHECK(!lazy || dev_cache_dirty(&vol->dev) == 0);
+	workload(vol);
+	CHECK(!lazy || vol->dev.cache);
+	CHECK_EQ(tux3_umount(vol), 0);
+}
+
+TEST(lazy_commits_same_image)
+{
+	size_t len_a, len_b;
+	scratch_volume(12, 16 << 20, 0);
+	run_lazy_workload(scratch_path(), 0);
+	uint8_t *a = slurp(scratch_path(), &len_a);
+	scratch_volume(12, 16 << 20, 0);
+	run_lazy_workload(scratch_path(), 1);
 	uint8_t *b = slurp(scratch_path(), &len_b);
 	CHECK_EQ(len_a, len_b);
 	CHECK(!memcmp(a, b, len_a));
