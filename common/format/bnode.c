@@ -12,13 +12,21 @@ unsigned bnode_capacity(unsigned blocksize)
 	return (blocksize - BNODE_HEADER) / BNODE_ENTRY;
 }
 
+/* The last entry whose key is not above key (entry 0's key is not
+ * looked at), by halves: an inode table grown in inode order has its
+ * newest leaves at the end of a full index node, and a scan from the
+ * front made every probe cost the node's width. */
 unsigned bnode_lookup(const uint8_t *b, uint64_t key)
 {
-	unsigned count = bnode_count(b), i;
-	for (i = 1; i < count; i++)
-		if (bnode_key(b, i) > key)
-			break;
-	return i - 1;
+	unsigned lo = 1, hi = bnode_count(b);	/* the answer + 1 in [lo, hi] */
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (bnode_key(b, mid) > key)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo - 1;
 }
 
 int bnode_check(struct tux3_volume *vol, const uint8_t *b, uint64_t blocknr,

@@ -76,6 +76,31 @@ TEST(lookup_ignores_entry0_key)
 	free(b);
 }
 
+/* By halves or from the front, the same entry: every key between and
+ * around the separators of nodes of every width up to a 4 KiB node's. */
+TEST(lookup_same_as_a_scan)
+{
+	static uint64_t k[255], c[255];
+	srand(5);
+	for (unsigned count = 1; count <= 255; count++) {
+		uint64_t key = (uint64_t)(rand() % 50);
+		for (unsigned i = 0; i < count; i++) {
+			k[i] = key;
+			c[i] = i + 1;
+			key += 1 + (uint64_t)(rand() % 40);
+		}
+		uint8_t *b = mkbnode(4096, count, k, c);
+		for (uint64_t probe = 0; probe < key + 3; probe++) {
+			unsigned want = 0;
+			for (unsigned i = 1; i < count && k[i] <= probe; i++)
+				want = i;
+			CHECK_EQ(bnode_lookup(b, probe), want);
+		}
+		CHECK_EQ(bnode_lookup(b, UINT64_MAX), count - 1);
+		free(b);
+	}
+}
+
 TEST(check_valid)
 {
 	struct tux3_volume *vol = fake_vol(12, 32768);
