@@ -57,7 +57,7 @@ static int cursor_descend(struct cursor *c, int level, uint64_t key,
 {
 	for (; level < c->depth - 1; level++) {
 		struct cursor_level *at = &c->path[level];
-		unsigned i = leftmost ? at->index : bnode_lookup(at->buf, key);
+		unsigned i = leftmost ? at->index : bnode_search(at->buf, key);
 		uint64_t lo = i ? bnode_key(at->buf, i) : at->lo;
 		uint64_t hi = i + 1 < at->count ? bnode_key(at->buf, i + 1) :
 			      at->hi;

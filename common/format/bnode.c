@@ -13,10 +13,23 @@ unsigned bnode_capacity(unsigned blocksize)
 }
 
 /* The last entry whose key is not above key (entry 0's key is not
- * looked at), by halves: an inode table grown in inode order has its
- * newest leaves at the end of a full index node, and a scan from the
- * front made every probe cost the node's width. */
+ * looked at), scanning from the front: on a node whose keys are out of
+ * order (fsck's and replay's paths through a damaged tree) the answer is
+ * the entry before the first key above key. */
 unsigned bnode_lookup(const uint8_t *b, uint64_t key)
+{
+	unsigned count = bnode_count(b), i;
+	for (i = 1; i < count; i++)
+		if (bnode_key(b, i) > key)
+			break;
+	return i - 1;
+}
+
+/* bnode_lookup by halves, for a node whose keys bnode_check found in
+ * order: an inode table grown in inode order has its newest leaves at
+ * the end of a full index node, and the scan made every probe cost the
+ * node's width. */
+unsigned bnode_search(const uint8_t *b, uint64_t key)
 {
 	unsigned lo = 1, hi = bnode_count(b);	/* the answer + 1 in [lo, hi] */
 	while (lo < hi) {

@@ -153,6 +153,7 @@ int bnode_check(struct tux3_volume *vol, const uint8_t *b, uint64_t blocknr,
 		uint64_t lo, uint64_t hi, bool is_root);
 /* index of last entry with key <= k (0 if none) */
 unsigned bnode_lookup(const uint8_t *b, uint64_t key);
+unsigned bnode_search(const uint8_t *b, uint64_t key);	/* a checked node */
 /* editing (bnode.c): shared by the B-tree engine and log replay */
 void bnode_init(uint8_t *b, unsigned blocksize);
 int bnode_init_root(uint8_t *b, unsigned blocksize, unsigned count,

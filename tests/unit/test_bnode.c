@@ -76,8 +76,9 @@ TEST(lookup_ignores_entry0_key)
 	free(b);
 }
 
-/* By halves or from the front, the same entry: every key between and
- * around the separators of nodes of every width up to a 4 KiB node's. */
+/* By halves (bnode_search) or from the front (bnode_lookup), the same
+ * entry: every key between and around the separators of nodes of every
+ * width up to a 4 KiB node's. */
 TEST(lookup_same_as_a_scan)
 {
 	static uint64_t k[255], c[255];
@@ -95,8 +96,9 @@ TEST(lookup_same_as_a_scan)
 			for (unsigned i = 1; i < count && k[i] <= probe; i++)
 				want = i;
 			CHECK_EQ(bnode_lookup(b, probe), want);
+			CHECK_EQ(bnode_search(b, probe), want);
 		}
-		CHECK_EQ(bnode_lookup(b, UINT64_MAX), count - 1);
+		CHECK_EQ(bnode_search(b, UINT64_MAX), count - 1);
 		free(b);
 	}
 }
