@@ -4,6 +4,7 @@
  * number, in 1,024-inode chunks made only where inodes are, and exact
  * counters only for the few inodes that need them (directories, inodes
  * whose link count is not 1, orphans, inodes met under a second name).
+ * A chunk whose inodes are runs of a few kinds keeps the runs instead.
  */
 #ifndef TUX3_INODE_STATE_H
 #define TUX3_INODE_STATE_H
@@ -23,7 +24,9 @@ struct ino_info {
 
 struct ino_chunk {
 	uint64_t base;		/* first inode number, a multiple of 1,024 */
-	uint8_t *bytes;
+	uint8_t *bytes;		/* nibbles, or NULL: */
+	uint16_t *runs;		/* runs of equal codes (inode_state.c) */
+	uint16_t nruns, capruns;
 };
 
 struct ino_big {
