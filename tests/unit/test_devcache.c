@@ -231,6 +231,16 @@ static bool on_disk_is(uint64_t block, const uint8_t *want)
 	return !memcmp(buf, want, BS);
 }
 
+/* A random device with a write-back cache of nslot blocks. */
+static void open_writeback_device(struct device *dev, uint8_t *model,
+				  uint32_t nslot)
+{
+	open_random_device(dev, model);
+	CHECK_EQ(dev_cache_set_writeback(dev, true), -EINVAL);	/* no cache */
+	CHECK_EQ(dev_cache_enable(dev, BITS, nslot), 0);
+	CHECK_EQ(dev_cache_set_writeback(dev, true), 0);
+}
+
 static unsigned writes_seen;
 static void count_writes(void *ctx, uint64_t off, size_t len)
 {
@@ -248,10 +258,7 @@ TEST(writeback_coherent_under_random_io)
 	static uint8_t model[NBLOCKS * BS], buf[NBLOCKS * BS], disk[NBLOCKS * BS];
 	struct device dev;
 	srand(11);
-	open_random_device(&dev, model);
-	CHECK_EQ(dev_cache_set_writeback(&dev, true), -EINVAL);	/* no cache */
-	CHECK_EQ(dev_cache_enable(&dev, BITS, 8), 0);
-	CHECK_EQ(dev_cache_set_writeback(&dev, true), 0);
+	open_writeback_device(&dev, model, 8);
 	unsigned lagging = 0;
 	for (int step = 0; step < 8000; step++) {
 		unsigned op = (unsigned)rand() % 5;
@@ -304,9 +311,7 @@ TEST(writeback_gathers_runs)
 	static uint8_t model[NBLOCKS * BS];
 	uint8_t b[BS];
 	struct device dev;
-	open_random_device(&dev, model);
-	CHECK_EQ(dev_cache_enable(&dev, BITS, 16), 0);
-	CHECK_EQ(dev_cache_set_writeback(&dev, true), 0);
+	open_writeback_device(&dev, model, 16);
 	dev.on_write = count_writes;
 	writes_seen = 0;
 	for (unsigned i = 0; i < 48; i++) {
@@ -344,9 +349,7 @@ TEST(writeback_failure_is_reported)
 	static uint8_t model[NBLOCKS * BS];
 	uint8_t b[BS];
 	struct device dev;
-	open_random_device(&dev, model);
-	CHECK_EQ(dev_cache_enable(&dev, BITS, 4), 0);
-	CHECK_EQ(dev_cache_set_writeback(&dev, true), 0);
+	open_writeback_device(&dev, model, 4);
 	memset(b, 0x3c, BS);
 	CHECK_EQ(dev_pwrite(&dev, b, BS, 1ull << BITS), 0);
 	int rw = dev.fd;
