@@ -276,8 +276,14 @@ struct pf_entry *pf_take(struct pf_dir *d, size_t i)
 void pf_release(struct pf_dir *d, size_t i)
 {
 	struct prefetch *pf = d->pf;
+	struct pf_slot *s = &d->slots[i % d->nslots];
+	/* the writer's own until released: no helper claims it before, so
+	 * its file is closed outside the lock the helpers wait on */
+	if (s->e.fd >= 0)
+		close(s->e.fd);
+	s->e.fd = -1;
 	pthread_mutex_lock(&pf->lock);
-	slot_free(pf, &d->slots[i % d->nslots]);
+	slot_free(pf, s);
 	d->released = i + 1;
 	if (worth_waking(pf))
 		pthread_cond_broadcast(&pf->work);
