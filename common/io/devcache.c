@@ -331,17 +331,23 @@ int dev_cache_writeback(struct device *dev, uint64_t off, uint64_t len)
 		uint64_t first = off >> c->blockbits;
 		uint64_t last = len > UINT64_MAX - off ? UINT64_MAX >> c->blockbits :
 			(off + len - 1) >> c->blockbits;
+		/* every run is tried, the first failure reported: a run
+		 * that fails leaves the cache, so no dirty block is left
+		 * behind to be taken for clean */
 		if (last - first < c->nslot) {
 			for (uint64_t b = first; b <= last && c->ndirty; b++) {
 				uint32_t s = find_slot(c, b);
-				if (s != NIL && c->dirty[s] && !err)
-					err = write_run(dev, s);
+				int e = s != NIL && c->dirty[s] ?
+					write_run(dev, s) : 0;
+				err = err ? err : e;
 			}
 		} else {
-			for (uint32_t s = 0; s < c->nslot && c->ndirty; s++)
-				if (c->dirty[s] && c->block[s] >= first &&
-				    c->block[s] <= last && !err)
-					err = write_run(dev, s);
+			for (uint32_t s = 0; s < c->nslot && c->ndirty; s++) {
+				int e = c->dirty[s] && c->block[s] >= first &&
+					c->block[s] <= last ?
+					write_run(dev, s) : 0;
+				err = err ? err : e;
+			}
 		}
 	}
 	if (!err) {
