@@ -60,6 +60,8 @@ struct device {
 	uint64_t size;		/* bytes */
 	char *path;
 	struct dev_cache *cache;	/* devcache.c; NULL: reads go to disk */
+	struct dev_direct *direct;	/* dev_direct.c; NULL: off */
+	uint64_t direct_writes;	/* work counter: writes that took it */
 	uint64_t flushes;	/* work counter: dev_flush calls */
 	uint64_t reads;		/* work counter: reads that reached the
 				 * device (past the cache) */
@@ -363,6 +365,10 @@ struct tux3_volume {
 	enum tux3_warning_source warn_source;	/* of the step now running:
 						 * what vol_warn records */
 	uint8_t *scratch;		/* one block, short-lived use only */
+	/* inode_store's encoding buffer, kept from one store to the next
+	 * (inode_write.c); busy while a store uses it */
+	uint8_t *encode_buf;
+	bool encode_busy;
 	/* block buffers cursors are done with, for the next probe
 	 * (io/vol_io.c: vol_buf_get, vol_buf_put) */
 	uint8_t *spare_bufs[2 * (TUX3_MAX_DEPTH + 1)];

@@ -119,6 +119,7 @@ fail:
 void dev_close(struct device *dev)
 {
 	dev_cache_disable(dev);
+	dev_set_direct(dev, false);
 	if (dev->fd >= 0)
 		close(dev->fd);	/* drops the lock */
 	dev->fd = -1;
@@ -162,6 +163,11 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 		if (err)
 			return err;
 	}
+	if (dev->direct) {
+		int err = dev_direct_wait(dev, off, len);
+		if (err)
+			return err;
+	}
 	uint8_t *p = buf;
 	const uint64_t off0 = off;
 	const size_t len0 = len;
@@ -187,6 +193,14 @@ int dev_pread(struct device *dev, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static void record_iov(struct device *dev, const struct iovec *iov, int n,
+		       uint64_t off)
+{
+	for (int k = 0; k < n; off += iov[k].iov_len, k++)
+		rec_write(dev->rec, off, iov[k].iov_base, iov[k].iov_len,
+			  false);
+}
+
 /* Write iov[0, n) at off on the device itself, past the cache: the test
  * hook sees it before, the recorder after, as it was issued. */
 int dev_write_iov(struct device *dev, const struct iovec *iov, int n,
@@ -199,6 +213,15 @@ int dev_write_iov(struct device *dev, const struct iovec *iov, int n,
 		total += iov[k].iov_len;
 	if (dev->on_write)
 		dev->on_write(dev->hook_ctx, off, total);
+	if (dev->direct) {
+		int d = dev_direct_write(dev, iov, n, off, total);
+		if (d <= 0) {
+			if (!d && dev->rec)
+				record_iov(dev, iov, n, off);
+			return d;
+		}
+		/* not taken: no direct write in flight overlaps it now */
+	}
 	while (i < n) {
 		ssize_t w;
 		if (!iov[i].iov_len) {
@@ -229,9 +252,7 @@ int dev_write_iov(struct device *dev, const struct iovec *iov, int n,
 		}
 	}
 	if (dev->rec)
-		for (int k = 0; k < n; off += iov[k].iov_len, k++)
-			rec_write(dev->rec, off, iov[k].iov_base,
-				  iov[k].iov_len, false);
+		record_iov(dev, iov, n, off);
 	return 0;
 }
 
@@ -277,6 +298,8 @@ int dev_flush(struct device *dev)
 	if (dev->readonly)
 		return 0;
 	int err = dev_cache_writeback(dev, 0, UINT64_MAX);
+	if (!err && dev->direct)
+		err = dev_direct_wait(dev, 0, UINT64_MAX);
 	if (err)
 		return err;
 	dev->flushes++;

@@ -24,6 +24,23 @@ int dev_flush(struct device *dev);
 int dev_write_iov(struct device *dev, const struct iovec *iov, int n,
 		  uint64_t off);
 void dev_readahead(struct device *dev, uint64_t off, uint64_t len);
+
+/* ---- dev_direct.c ---- */
+/* Long aligned writes past the host's page cache, written behind the
+ * caller (bulk loads); off again when on is false, after every queued
+ * write is done.  Returns 0 or -errno (-EINVAL: the device or its
+ * filesystem takes no direct I/O, and writes stay as they were), and
+ * when turned off, the first failure not yet reported. */
+int dev_set_direct(struct device *dev, bool on);
+/* Queue the write iov[0, n) of total bytes at off: 0 when queued, 1
+ * when it is not one to take (written by the caller through the page
+ * cache, once no queued write overlaps it), or a failure of an earlier
+ * queued write, not yet reported. */
+int dev_direct_write(struct device *dev, const struct iovec *iov, int n,
+		     uint64_t off, size_t total);
+/* Wait until no queued write overlaps [off, off + len); returns the
+ * first failure not yet reported. */
+int dev_direct_wait(struct device *dev, uint64_t off, uint64_t len);
 /* A mark from the library in the recorded trace (no cost unrecorded). */
 static inline void dev_mark(struct device *dev, unsigned mark)
 {

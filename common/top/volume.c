@@ -307,7 +307,7 @@ int tux3_umount(struct tux3_volume *vol)
 /* The write-back cache of lazy commits: a bulk load rewrites a
  * directory's last block per entry and writes each file's first blocks
  * next to the last file's; 256 KiB hold the one and gather the others
- * into runs. */
+ * into runs long enough to go out as direct writes (dev_direct.c). */
 #define LAZY_CACHE_BYTES (256u << 10)
 
 int tux3_set_lazy_commits(struct tux3_volume *vol, int lazy)
@@ -324,10 +324,16 @@ int tux3_set_lazy_commits(struct tux3_volume *vol, int lazy)
 	}
 	if (lazy && vol->dev.cache)
 		err = dev_cache_set_writeback(&vol->dev, true);
+	if (lazy && !err)
+		(void)dev_set_direct(&vol->dev, true);	/* a hint */
 	if (!lazy && vol->dev.cache) {
 		err = dev_cache_set_writeback(&vol->dev, false);
 		if (vol->lazy_cache)
 			dev_cache_disable(&vol->dev);
+	}
+	if (!lazy) {
+		int e = dev_set_direct(&vol->dev, false);
+		err = err ? err : e;
 		vol->lazy_cache = false;
 	}
 	if (!lazy && vol->unflushed) {
@@ -399,6 +405,7 @@ void tux3_close(struct tux3_volume *vol)
 	free(vol->warnings);
 	free(vol->warning_sources);
 	free(vol->scratch);
+	free(vol->encode_buf);
 	vol_bufs_free(vol);
 	dev_close(&vol->dev);
 	free(vol);

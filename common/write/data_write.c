@@ -112,7 +112,10 @@ int data_write(struct tux3_volume *vol, struct inode *inode, const void *buf,
 
 	if (pos > iattr_max_data(bits) || len > iattr_max_data(bits) - pos)
 		return -EFBIG;
-	if (!(blk = malloc(bs)))
+	/* the volume's spare block buffers: a bulk load writes a small
+	 * file per call, and a malloc and free of a block each time cost
+	 * it a tenth of its time (the free returned memory to the host) */
+	if (!(blk = vol_buf_get(vol)))
 		return -ENOMEM;
 	while (len && !err) {
 		uint64_t logical = pos >> bits, physical, n = 1;
@@ -150,7 +153,7 @@ int data_write(struct tux3_volume *vol, struct inode *inode, const void *buf,
 		len -= chunk;
 		vol->write_done += chunk;
 	}
-	free(blk);
+	vol_buf_put(vol, blk);
 	if (err < 0 && !vol->error.err)
 		vol_error(vol, err, TUX3_NONE, inode->inum, pos,
 			  "cannot write data: %s", strerror(-err));
