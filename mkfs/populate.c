@@ -51,6 +51,7 @@
 
 #define SYNC_EVERY 1000		/* objects per commit */
 #define COPY_BUF (1u << 20)	/* bytes read at a time */
+_Static_assert(COPY_BUF >= PF_DATA_MAX, "a small file is read in one piece");
 #define MAX_DEPTH 4096		/* directory nesting we follow */
 
 /* A host inode already copied, for hard links. */
@@ -469,10 +470,15 @@ static int copy_range(struct pop *p, int fd, tux3_ino_t ino, uint64_t from,
 }
 
 /* The data regions of the file, in order; without SEEK_DATA support
- * the whole file is one region. */
+ * the whole file is one region.  A file of at most PF_DATA_MAX bytes
+ * is read whole, as a helper reads it (prefetch.c): its holes read as
+ * zeros, which write_nonzero leaves out as it leaves out holes, and two
+ * lseeks would cost it more than the read. */
 static int copy_data(struct pop *p, int fd, tux3_ino_t ino, uint64_t size)
 {
 	uint64_t pos = 0;
+	if (size <= PF_DATA_MAX)
+		return copy_range(p, fd, ino, 0, size);
 	while (pos < size) {
 		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
 		if (data < 0) {
@@ -732,7 +738,7 @@ static int read_names(struct pop *p, int fd, struct names *out)
 			n.v = v;
 			n.cap = cap;
 		}
-		if (!(n.v[n.count] = strdup(s)))
+		if (!(n.v[n.count] = pf_name_dup(s, de->d_type)))
 			goto nomem;
 		n.count++;
 	}

@@ -19,10 +19,12 @@
  * entry: a helper that finds the window full sleeps until half of it
  * is free again, and the writer is woken only when it waits.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include "prefetch.h"
@@ -117,10 +119,26 @@ int pf_open_regular(int dfd, const char *name, const struct stat *st,
 	return fd;
 }
 
-/* The whole content of a small file without holes; anything else is
- * left to the writer's copy through the fd.  A file whose only data
- * region the host reports is [0, size) is read as copy_data() would
- * read it: one read of size bytes from offset 0. */
+char *pf_name_dup(const char *name, unsigned char d_type)
+{
+	size_t len = strlen(name);
+	char *s = malloc(len + 2);
+	if (s) {
+		memcpy(s, name, len + 1);
+		s[len + 1] = (char)d_type;
+	}
+	return s;
+}
+
+static unsigned char name_type(const char *name)
+{
+	return (unsigned char)name[strlen(name) + 1];
+}
+
+/* The whole content of a small file, read as the writer's copy_data()
+ * reads a file of at most PF_DATA_MAX bytes: one read of size bytes
+ * from offset 0, holes and all (they read as zeros, and zeros are left
+ * out of the volume like holes). */
 static void fetch_data(struct prefetch *pf, struct pf_entry *e)
 {
 	size_t size = (size_t)e->st.st_size;
@@ -128,15 +146,6 @@ static void fetch_data(struct prefetch *pf, struct pf_entry *e)
 		e->data = PF_DATA_READY;	/* nothing to write */
 		return;
 	}
-	off_t data = lseek(e->fd, 0, SEEK_DATA);
-	if (data < 0) {
-		if (errno == ENXIO)
-			e->data = PF_DATA_READY;	/* holes only */
-		return;
-	}
-	off_t hole = lseek(e->fd, 0, SEEK_HOLE);
-	if (data || hole < 0 || (uint64_t)hole < size)
-		return;
 	uint8_t *b = buf_get(pf);
 	if (!b)
 		return;
@@ -160,15 +169,43 @@ static void fetch_data(struct prefetch *pf, struct pf_entry *e)
 	e->data = PF_DATA_READY;
 }
 
+/* An entry the directory says is a regular file is opened first and
+ * its fstat taken for the lstat: one path lookup, not two.  O_NOFOLLOW
+ * and the fstat make it the lstat of whatever the name is now; should
+ * it no longer be a regular file (O_NONBLOCK: a FIFO does not block
+ * the open), the descriptor is closed and the stat kept. */
+static bool open_as_listed(int dfd, const char *name, struct pf_entry *e)
+{
+	int flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
+		    O_NONBLOCK;
+	int fd = openat(dfd, name, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)	/* O_NOATIME on a file not ours */
+		fd = openat(dfd, name, flags);
+	if (fd < 0)
+		return false;	/* the lstat says why, or what it is */
+	if (fstat(fd, &e->st)) {
+		close(fd);
+		return false;
+	}
+	e->stat_ok = true;
+	if (S_ISREG(e->st.st_mode))
+		e->fd = fd;
+	else
+		close(fd);
+	return true;
+}
+
 static void fetch(struct prefetch *pf, int dfd, const char *name,
 		  struct pf_entry *e)
 {
 	*e = (struct pf_entry){ .fd = -1, .data = PF_DATA_NONE };
-	e->stat_ok = !fstatat(dfd, name, &e->st, AT_SYMLINK_NOFOLLOW);
-	if (!e->stat_ok || !S_ISREG(e->st.st_mode))
-		return;
-	int err;
-	e->fd = pf_open_regular(dfd, name, &e->st, &err);
+	if (name_type(name) != DT_REG || !open_as_listed(dfd, name, e)) {
+		e->stat_ok = !fstatat(dfd, name, &e->st, AT_SYMLINK_NOFOLLOW);
+		if (!e->stat_ok || !S_ISREG(e->st.st_mode))
+			return;
+		int err;
+		e->fd = pf_open_regular(dfd, name, &e->st, &err);
+	}
 	if (e->fd < 0)
 		return;
 	ssize_t n = flistxattr(e->fd, NULL, 0);

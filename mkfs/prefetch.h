@@ -54,9 +54,15 @@ struct prefetch;
 struct prefetch *pf_start(unsigned nthreads);
 void pf_stop(struct prefetch *pf);
 
-/* The entries names[0..count) of the open host directory dfd (names
- * and dfd stay valid until pf_dir_end); directories nest, the newest
- * is the one being written. */
+/* A directory entry's name as pf_dir_begin takes it: a copy of name
+ * with the entry's d_type in the byte after its terminator, so that a
+ * regular file is opened without an lstat first (DT_UNKNOWN: the type
+ * is found by lstat).  Freed with free(). */
+char *pf_name_dup(const char *name, unsigned char d_type);
+
+/* The entries names[0..count) of the open host directory dfd, each made
+ * by pf_name_dup (names and dfd stay valid until pf_dir_end);
+ * directories nest, the newest is the one being written. */
 struct pf_dir *pf_dir_begin(struct prefetch *pf, int dfd, char **names,
 			    size_t count);
 void pf_dir_end(struct pf_dir *dir);

@@ -7,8 +7,9 @@
 #   mkfs_populate/BS/check         tux3debug `check`: no block problem
 #   mkfs_populate/BS/rdump         `rdump / OUT`: diff -r against the tree
 #                                  is empty, mtimes equal to the ns
-#   mkfs_populate/BS/sparse        the sparse file maps fewer blocks than
-#                                  its size
+#   mkfs_populate/BS/sparse        the sparse files (3 MiB, and 40,004
+#                                  bytes, read whole) map fewer blocks
+#                                  than their size
 #   mkfs_populate/reproducible     SOURCE_DATE_EPOCH and -U: two runs give
 #                                  identical images
 #   mkfs_populate/threads-N        and so do -E threads=0, 1 and 5 (the
@@ -80,6 +81,10 @@ with open(src + '/sparse', 'wb') as f:
     f.seek(1 << 20)
     f.write(b'data at one MiB' * 100)
     f.truncate(3 << 20)             # and a hole at the end
+with open(src + '/sparse-small', 'wb') as f:   # read whole, holes kept
+    f.write(b'head')
+    f.seek(40000)
+    f.write(b'tail')
 with open(src + '/zeros', 'wb') as f:   # written zeros: need no blocks
     f.write(bytes(64 * 1024))
 os.symlink('b/random300k', src + '/a/rel-link')
@@ -323,13 +328,17 @@ for bs in 512 4096 16384; do
 		 sed -n 's/^Blocks: \([0-9]*\).*/\1/p')
 	zblocks=$("$dbg" -R "stat /zeros" "$img" 2>/dev/null |
 		  sed -n 's/^Blocks: \([0-9]*\).*/\1/p')
+	sblocks=$("$dbg" -R "stat /sparse-small" "$img" 2>/dev/null |
+		  sed -n 's/^Blocks: \([0-9]*\).*/\1/p')
 	full=$(( (3 << 20) / 512 ))
 	if [ -n "$blocks" ] && [ "$blocks" -gt 0 ] &&
 	   [ $((blocks * 512)) -le $((3 * bs + 2048)) ] &&
-	   [ "$blocks" -lt $full ] && [ "$zblocks" = 0 ]; then
+	   [ "$blocks" -lt $full ] && [ "$zblocks" = 0 ] &&
+	   [ -n "$sblocks" ] && [ "$sblocks" -gt 0 ] &&
+	   [ $((sblocks * 512)) -le $((2 * bs)) ]; then
 		pass $bs/sparse
 	else
-		fail $bs/sparse "sparse maps ${blocks:-?} sectors of $full, zeros ${zblocks:-?}"
+		fail $bs/sparse "sparse maps ${blocks:-?} sectors of $full, zeros ${zblocks:-?}, sparse-small ${sblocks:-?}"
 	fi
 	[ $bs = 4096 ] || rm -f "$img"
 done
