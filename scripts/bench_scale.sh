@@ -19,7 +19,8 @@
 #              inode of the last file, by name: a whole walk for both)
 # printing wall seconds, CPU seconds (user + system: on a shared machine
 # the wall time includes waiting), peak RSS and the ratios to e2fsprogs
-# (the read-only rows: the run of median wall time of SCALE_REPEAT, 3);
+# (wall to the ms; the read-only rows: the run of median wall time of
+# SCALE_REPEAT, 5);
 # at the end, per operation, the growth factor from each size to the next.
 # Each populate follows a sync; below SCALE_TWICE_MAX files (1,000,000)
 # each tool populates twice (tux3, e2fs, e2fs, tux3), the faster counts.
@@ -54,7 +55,8 @@ run() {
 	k=0
 	while [ $k -lt $reps ]; do
 		[ -n "$pre" ] && $pre
-		if ! /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" \
+		t0=$(date +%s%N)
+		if ! /usr/bin/time -f "%U %S %M" -o "$work/time" "$@" \
 			>/dev/null 2>"$work/err"; then
 			# e2fsck -n exits 4 on a volume it did not fix: a
 			# real failure
@@ -62,7 +64,11 @@ run() {
 			sed -n 1p "$work/err" >&2
 			return
 		fi
-		tail -1 "$work/time" >> "$work/runs"
+		t1=$(date +%s%N)
+		# the wall time in ms (GNU time's %e is in hundredths: a
+		# 50 ms fsck would be read to 20%)
+		echo "$(awk "BEGIN{printf \"%.3f\", ($t1 - $t0) / 1e9}")" \
+			"$(tail -1 "$work/time")" >> "$work/runs"
 		k=$((k + 1))
 	done
 	set -- $(sort -n "$work/runs" |
@@ -134,7 +140,7 @@ row() {
 	# writing back gigabytes of them meanwhile slowed the first tool
 	# measured (1M files: fsck.tux3 0.89 s, 0.57 s after a sync)
 	sync
-	reps=${SCALE_REPEAT:-3}	# the read-only rows: the median of 3
+	reps=${SCALE_REPEAT:-5}	# the read-only rows: the median of 5
 	run "$label" fsck tux3 "$b/fsck.tux3" -fn "$timg"
 	[ $e2 = 1 ] && run "$label" fsck e2fs e2fsck -fn "$eimg"
 	if drop_caches; then
@@ -162,7 +168,7 @@ row() {
 		run "$label" rdump e2fs debugfs -R "rdump / $work/out" "$eimg"
 		rdump_target_done
 	fi
-	reps=${SCALE_REPEAT:-3}
+	reps=${SCALE_REPEAT:-5}
 	run "$label" find tux3 "$b/tux3debug" -R "find /" "$timg"
 	last=$(last_file "$n" "$how")
 	ti=$("$b/tux3debug" -R "stat $last" "$timg" 2>/dev/null | inum)
