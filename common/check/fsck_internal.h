@@ -227,9 +227,15 @@ int fsck_shield_off(struct fsck *f);
 /* Pass 2: the state after replay read past damage (fsck_log.c). */
 /* ..._INTERNAL: the inode table leaf holding the volume's own inodes
  * (below 64) is lost (PASS2_INTERNAL_LOST): the bitmap opens as absent,
- * pass 3 may cut that leaf, the later passes make them anew. */
+ * pass 3 may cut that leaf, the later passes make them anew.
+ * ..._REFMAP: with it, on a volume unified since mkfs (the log does not
+ * hold every allocation), the bitmap is first every block the volume's
+ * structures still reach (fsck_refmap.c), so that no repair allocates
+ * one in use; pass 8 then rebuilds it exactly. */
 enum { FSCK_SALVAGE_BITMAP = 1, FSCK_SALVAGE_ORPHANS = 2,
-       FSCK_SALVAGE_INTERNAL = 4 };
+       FSCK_SALVAGE_INTERNAL = 4, FSCK_SALVAGE_REFMAP = 8 };
+/* Mark in the live bitmap every block a walk of the volume reaches. */
+int fsck_bitmap_from_refs(struct tux3_volume *vol);
 /* Frees what the passes kept in struct fsck. */
 void fsck_inode_state_free(struct fsck *f);
 

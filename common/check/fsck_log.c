@@ -369,14 +369,15 @@ static bool log_since_mkfs(const struct tux3_volume *rv)
 
 /* The inode table has index nodes, and the leaf of the volume's own
  * inodes is what does not read: those inodes are lost, the files of
- * the other leaves are not.  Only on a volume whose log holds every
- * allocation since mkfs: elsewhere the bitmap file lost with the leaf
- * is the only record of what is in use, and the repairs before pass 8
- * would allocate blocks that are. */
+ * the other leaves are not.  On a volume whose log holds every
+ * allocation since mkfs the log gives the bitmap; elsewhere the bitmap
+ * file lost with the leaf was the only record of what is in use, and
+ * a walk of what the volume still reaches stands in for it
+ * (FSCK_SALVAGE_REFMAP), so that the repairs before pass 8 allocate no
+ * block in use. */
 static bool internal_leaf_lost(struct tux3_volume *rv)
 {
-	if (rv->iroot.depth < 2 || rv->error.err != -EUCLEAN ||
-	    !log_since_mkfs(rv))
+	if (rv->iroot.depth < 2 || rv->error.err != -EUCLEAN)
 		return false;
 	uint64_t block = rv->error.block;
 	tux3_clear_error(rv);
@@ -399,8 +400,9 @@ static int internal_lost(struct fsck *f, struct tux3_volume *rv,
 			  text))
 		return 0;
 	f->salvage |= FSCK_SALVAGE_BITMAP | FSCK_SALVAGE_INTERNAL;
+	if (!log_since_mkfs(rv))
+		f->salvage |= FSCK_SALVAGE_REFMAP;
 	fsck_fixed(f, 0);
-	(void)rv;
 	return 1;
 }
 
@@ -1205,6 +1207,12 @@ int fsck_pass2(struct fsck *f)
 			continue;
 		}
 		err = open_volume(f, &cur, repaired, salvage);
+		if (!err && (f->salvage & FSCK_SALVAGE_REFMAP) &&
+		    (err = fsck_bitmap_from_refs(f->vol))) {
+			tux3_close(f->vol);	/* out of memory, or I/O */
+			f->vol = NULL;
+			goto out;
+		}
 		if (!err && fsck_repairing(f))
 			balloc_release_reserve(f->vol);
 		if (!err)

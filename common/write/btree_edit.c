@@ -176,6 +176,26 @@ uint8_t *wpath_leaf(struct tux3_volume *vol, const struct wpath *p)
 	return overlay_edit(&vol->overlay, p->lv[p->depth - 1].block, NULL);
 }
 
+/* Entry 0's key is never read: a node's range starts at its lo.  A cut
+ * made by fsck (the first child dropped), or a tree another writer left
+ * so, may hold a key above lo there, and a separator at or below it
+ * would then be refused as a duplicate or land out of order: the key is
+ * set to lo first, logged as a key change (BNODE_ADJUST). */
+static int entry0_to_lo(struct tux3_volume *vol, uint8_t *img,
+			uint64_t node, uint64_t lo, uint64_t key)
+{
+	if (!bnode_count(img) || bnode_key(img, 0) <= lo ||
+	    key > bnode_key(img, 0))
+		return 0;
+	uint64_t from = bnode_key(img, 0);
+	int err = bnode_adjust(img, from, lo);
+	if (err)
+		return err;
+	struct logrec r = { .code = LOG_BNODE_ADJUST, .block = node,
+			    .from = from, .to = lo };
+	return log_append(vol, &r);
+}
+
 /* Insert {key -> child} at level (a bnode of the writable path), splitting
  * upwards as needed; level -1 means above the root: a new root. */
 static int insert_index(struct btree *bt, struct wpath *p, int level,
@@ -208,6 +228,8 @@ static int insert_index(struct btree *bt, struct wpath *p, int level,
 	img = overlay_edit(&vol->overlay, parent, NULL);
 	if (!img)
 		return -EIO;
+	if ((err = entry0_to_lo(vol, img, parent, p->lv[level].lo, key)))
+		return err;
 	err = bnode_add(img, bs, key, child);
 	if (!err)
 		return log_bnode_change(vol, LOG_BNODE_ADD, parent, child, key);
