@@ -3,6 +3,7 @@
  * table's dictionary is read the same way).  Decoding one block is
  * format/dirent.c's.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include "core.h"
 
@@ -92,7 +93,33 @@ struct dir_records {
 	void *ctx;
 	struct tux3_volume *vol;
 	uint64_t start;		/* records before this byte are skipped */
+	uint64_t next;		/* salvage: the block expected next */
+	unsigned holes;		/* salvage: holes reported */
 };
+
+/* A directory never has a hole (every block holds entries, if only an
+ * empty one), and a create cannot go on past one: a salvage walk
+ * reports each as a damaged block, whose repair writes an empty one
+ * there (fsck pass 5).  A size gone wild would make billions; the
+ * first DIR_HOLES_MAX are reported, the rest wait for the next check. */
+#define DIR_HOLES_MAX 1024
+
+static int report_holes(struct dir_records *d, uint64_t upto)
+{
+	struct tux3_volume *vol = d->vol;
+	int r = 0;
+	for (; d->next < upto && !r && d->holes < DIR_HOLES_MAX; d->next++) {
+		d->holes++;
+		vol_error(vol, -EUCLEAN, TUX3_NONE, d->dir->inum,
+			  d->next << vol->blockbits, "directory block %"
+			  PRIu64 " is a hole: no block holds its entries",
+			  d->next);
+		r = d->bad(d->ctx, &vol->error, d->next, 0);
+		tux3_clear_error(vol);
+	}
+	d->next = upto > d->next ? upto : d->next;
+	return r;
+}
 
 /* A walk resumed inside a block passes on only the records at or past
  * its start: a position need not be a record's, as a caller may resume
@@ -110,6 +137,10 @@ static int dir_block_records(void *ctx, uint64_t logical, uint64_t physical,
 	struct tux3_volume *vol = d->vol;
 	int r = read_err;
 	uint64_t base = logical << vol->blockbits;
+	if (d->bad && (r = report_holes(d, logical)))
+		return r;
+	d->next = logical + 1;
+	r = read_err;
 	if (!r && base >= d->start)
 		r = dirblock_iterate(vol, blk, vol->blocksize, base, physical,
 				     d->dir->inum, d->fn, d->ctx);
@@ -127,8 +158,10 @@ static int dir_block_records(void *ctx, uint64_t logical, uint64_t physical,
 int dir_iterate_salvage(struct tux3_volume *vol, const struct inode *dir,
 			dirent_fn fn, dirent_bad_fn bad, void *ctx)
 {
-	struct dir_records d = { dir, fn, bad, ctx, vol, 0 };
-	return dir_walk_blocks(vol, dir, dir_block_records, &d);
+	struct dir_records d = { dir, fn, bad, ctx, vol, 0, 0, 0 };
+	int r = dir_walk_blocks(vol, dir, dir_block_records, &d);
+	uint64_t nblocks = (dir->size + vol->blocksize - 1) >> vol->blockbits;
+	return r || !bad ? r : report_holes(&d, nblocks);
 }
 
 int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
@@ -140,7 +173,7 @@ int dir_iterate(struct tux3_volume *vol, const struct inode *dir,
 int dir_iterate_from(struct tux3_volume *vol, const struct inode *dir,
 		     uint64_t start, dirent_fn fn, void *ctx)
 {
-	struct dir_records d = { dir, fn, NULL, ctx, vol, start };
+	struct dir_records d = { dir, fn, NULL, ctx, vol, start, 0, 0 };
 	return dir_walk_blocks_from(vol, dir, start >> vol->blockbits,
 				    dir_block_records, &d);
 }

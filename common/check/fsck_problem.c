@@ -123,7 +123,8 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"keep the inodes it reads, drop the rest" },
 	[P3_NODE_ENTRIES] = { "PASS3_NODE_ENTRIES", 3,
 		"%s tree index node %" U " (level %" U "): %s%s", 0,
-		"remove the bad entries (and their subtrees)" },
+		"remove the bad entries (and their subtrees), or give one whose "
+		"key alone is bad the first key its child holds" },
 	[P3_DEPTH] = { "PASS3_DEPTH", 3,
 		"%s tree block %" U " at level %" U " is %s, but the tree's "
 		"depth of %" U " puts %s there%s", 0,

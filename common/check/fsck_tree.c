@@ -248,34 +248,68 @@ static int apply_cut(struct tux3_volume *vol, enum tux3_tree tree,
 		   (set_root_block(vol, tree, nb), 0);
 }
 
+/* The lowest key the subtree at child holds, read from it: an inode
+ * table leaf's ibase, or an index node's entry 0 key (a split leaves the
+ * separator there).  For an entry whose own key is damaged. */
+static bool child_low_key(struct tux3_volume *vol, uint64_t child,
+			  uint8_t *buf, uint64_t *key)
+{
+	if (!buf || vol_read_block(vol, child, buf)) {
+		tux3_clear_error(vol);
+		return false;
+	}
+	if (be16(buf) == TUX3_MAGIC_ILEAF)
+		*key = ileaf_ibase(buf);
+	else if (fsck_bnode_sane(vol, buf) && bnode_count(buf))
+		*key = bnode_key(buf, 0);
+	else
+		return false;
+	return *key < TUX3_KEY_LIMIT;
+}
+
 /*
  * The entries of an index node over [lo, hi) that can stay: child inside
  * the volume and not met before in the node, keys rising inside the
- * range (entry 0's key is not used).  Returns how many, into keys and
- * children.
+ * range (entry 0's key is not used).  An entry whose key is out of order
+ * or range takes the lowest key its child holds, when that one fits
+ * between its neighbours.  Returns how many, into keys and children,
+ * and into from (when not NULL) the entry each came from.
  */
 static unsigned kept_entries(struct tux3_volume *vol, const uint8_t *b,
 			     uint64_t lo, uint64_t hi, uint64_t *keys,
-			     uint64_t *children)
+			     uint64_t *children, unsigned *from)
 {
 	unsigned count = bnode_count(b), n = 0;
 	uint64_t prev = lo;
+	uint8_t *buf = NULL;
 	for (unsigned i = 0; i < count; i++) {
 		uint64_t key = bnode_key(b, i), child = bnode_child(b, i);
 		bool dup = false;
 		if (!vol_node_child_valid(vol, child))
 			continue;
-		if (i && (key <= prev || key >= hi))
-			continue;
+		if (i && (key <= prev || key >= hi)) {
+			uint64_t next = i + 1 < count ? bnode_key(b, i + 1) :
+					hi;
+			if (next <= prev || next > hi)
+				next = hi;
+			if (!buf)
+				buf = malloc(vol->blocksize);
+			if (!child_low_key(vol, child, buf, &key) ||
+			    key <= prev || key >= next)
+				continue;
+		}
 		for (unsigned k = 0; k < n && !dup; k++)
 			dup = children[k] == child;
 		if (dup)
 			continue;
+		if (from)
+			from[n] = i;
 		keys[n] = n ? key : 0;
 		children[n++] = child;
 		if (i)
 			prev = key;
 	}
+	free(buf);
 	return n;
 }
 
@@ -292,12 +326,14 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 	unsigned cap = bnode_capacity(vol->blocksize);
 	uint64_t *keys = malloc(cap * sizeof(*keys));
 	uint64_t *children = malloc(cap * sizeof(*children));
-	if (!keys || !children) {
+	unsigned *from = malloc(cap * sizeof(*from));
+	if (!keys || !children || !from) {
 		free(keys);
 		free(children);
+		free(from);
 		return -ENOMEM;
 	}
-	unsigned n = kept_entries(vol, b, lo, hi, keys, children);
+	unsigned n = kept_entries(vol, b, lo, hi, keys, children, from);
 	/* the itree's first inodes are the volume's own: entry 0 of a node
 	 * starting below 64 must stay, and so must every entry that may
 	 * hold inodes below 64: one dropped before the first kept entry
@@ -313,8 +349,7 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 		bool past_low = false;
 		for (unsigned i = 0; i < count && !lose_low && !past_low; i++) {
 			uint64_t child = bnode_child(b, i);
-			bool kept = k < n && children[k] == child &&
-				    (!k || keys[k] == bnode_key(b, i));
+			bool kept = k < n && from[k] == i;
 			uint64_t key = bnode_key(b, i);
 			if (kept)
 				past_low = k++ && keys[k - 1] >= TUX3_NORMAL_INO;
@@ -328,6 +363,7 @@ static int rebuild_plan(struct tux3_volume *vol, enum tux3_tree tree,
 	}
 	free(keys);
 	free(children);
+	free(from);
 	if (lose_low) {
 		snprintf(why, len, "; its entries that would go hold inodes "
 			 "below %u (bitmap, atom table, root directory), which "
@@ -356,7 +392,8 @@ static int apply_entries(struct tux3_volume *vol, enum tux3_tree tree,
 	if (err)
 		goto out;
 	unsigned n = fsck_bnode_sane(vol, buf) ?
-		     kept_entries(vol, buf, lo, hi, keys, children) : 0;
+		     kept_entries(vol, buf, lo, hi, keys, children, NULL) :
+		     0;
 	if (!n) {
 		err = -EUCLEAN;
 		goto out;
