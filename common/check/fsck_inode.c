@@ -774,9 +774,15 @@ static int load_tolerant(struct p4 *p, tux3_ino_t inum, struct inode *inode,
 
 /* Can an inode whose attributes do not decode be cleared?  A file's,
  * and the atom table's: pass 6 makes a missing one again, empty. */
+/* Files, the root directory (pass 5 makes a new one and connects what
+ * it named to /lost+found), the atom table (pass 6 makes a new one), and
+ * the numbers below 64 that the format gives no internal inode (5 to
+ * 60): one there is left by damage (a leaf's dictionary read past its
+ * end) and holds nothing the volume needs. */
 static bool clearable(tux3_ino_t inum)
 {
-	return inum > TUX3_ROOT_INO || inum == TUX3_ATABLE_INO;
+	return inum >= TUX3_ROOT_INO || inum == TUX3_ATABLE_INO ||
+	       (inum > TUX3_ATABLE_INO && inum < TUX3_VOLMAP_INO);
 }
 
 static void want(struct p4 *p, int yes, uint32_t flags)
