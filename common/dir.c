@@ -100,14 +100,38 @@ struct dir_records {
 /* A directory never has a hole (every block holds entries, if only an
  * empty one), and a create cannot go on past one: a salvage walk
  * reports each as a damaged block, whose repair writes an empty one
- * there (fsck pass 5).  A size gone wild would make billions; the
- * first DIR_HOLES_MAX are reported, the rest wait for the next check. */
+ * there (fsck pass 5), as after a lost data tree.  A directory with
+ * more holes than DIR_HOLES_MAX is not one that lost some blocks but
+ * one whose size or map is garbage (a foreign extent far out, the size
+ * made to reach it): filling it would write gigabytes of empty blocks,
+ * so its holes are left to the checks of its size and map. */
 #define DIR_HOLES_MAX 1024
+
+static int count_mapped(void *ctx, const struct extent *x)
+{
+	if (x->physical)
+		*(uint64_t *)ctx += x->count;
+	return 0;
+}
+
+/* Whether the holes of the directory are few enough to fill. */
+static bool holes_fillable(struct dir_records *d)
+{
+	struct tux3_volume *vol = d->vol;
+	uint64_t nblocks = (d->dir->size + vol->blocksize - 1) >>
+			   vol->blockbits, mapped = 0;
+	int err = filemap_walk(vol, d->dir, 0, nblocks, count_mapped, &mapped);
+	tux3_clear_error(vol);
+	return !err && nblocks - (mapped < nblocks ? mapped : nblocks) <=
+		       DIR_HOLES_MAX;
+}
 
 static int report_holes(struct dir_records *d, uint64_t upto)
 {
 	struct tux3_volume *vol = d->vol;
 	int r = 0;
+	if (d->next < upto && !d->holes && !holes_fillable(d))
+		d->holes = DIR_HOLES_MAX;	/* none reported */
 	for (; d->next < upto && !r && d->holes < DIR_HOLES_MAX; d->next++) {
 		d->holes++;
 		vol_error(vol, -EUCLEAN, TUX3_NONE, d->dir->inum,
