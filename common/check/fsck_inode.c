@@ -775,12 +775,17 @@ static int load_tolerant(struct p4 *p, tux3_ino_t inum, struct inode *inode,
 /* Can an inode whose attributes do not decode be cleared?  A file's,
  * and the atom table's: pass 6 makes a missing one again, empty. */
 /* Files, the root directory (pass 5 makes a new one and connects what
- * it named to /lost+found), the atom table (pass 6 makes a new one), and
- * the numbers below 64 that the format gives no internal inode (5 to
- * 60): one there is left by damage (a leaf's dictionary read past its
- * end) and holds nothing the volume needs. */
-static bool clearable(tux3_ino_t inum)
+ * it named to /lost+found), the atom table (pass 6 makes a new one), the
+ * numbers below 64 that the format gives no internal inode (5 to 60:
+ * one there is left by damage, a leaf's dictionary read past its end,
+ * and holds nothing the volume needs), and once the internal inodes are
+ * to be made anew (PASS2_INTERNAL_LOST), the bitmap and the countmap,
+ * which pass 8 rebuilds and the commit writes in new files. */
+static bool clearable(const struct fsck *f, tux3_ino_t inum)
 {
+	if ((f->salvage & FSCK_SALVAGE_INTERNAL) &&
+	    (inum == TUX3_BITMAP_INO || inum == TUX3_COUNTMAP_INO))
+		return true;
 	return inum >= TUX3_ROOT_INO || inum == TUX3_ATABLE_INO ||
 	       (inum > TUX3_ATABLE_INO && inum < TUX3_VOLMAP_INO);
 }
@@ -1076,11 +1081,9 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 	if (elsewhere) {
 		/* nothing of the live version's to check: only its data */
 	} else if (!whole) {
-		/* the root and the internal inodes are not cleared: without
-		 * them the volume is not usable at all; but the atom table,
-		 * which pass 6 makes again empty (the atoms' names lost,
-		 * their xattrs dropped) */
-		want(p, fsck_problem(f, P4_INODE_BAD, clearable(inum),
+		/* the internal inodes are not cleared (clearable() says
+		 * which are made again when they go) */
+		want(p, fsck_problem(f, P4_INODE_BAD, clearable(f, inum),
 				     FSCK_AT(.inum = inum), inum, what),
 		     F_CLEAR);
 		p->cur.quiet = true;
@@ -1134,7 +1137,7 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		if (err) {
 			error_what(vol, inum, err, what, sizeof(what));
 			want(p, fsck_problem(f, P4_INODE_BAD,
-					     clearable(inum),
+					     clearable(f, inum),
 					     FSCK_AT(.inum = inum), inum, what),
 			     F_CLEAR);
 			p->cur.quiet = true;
