@@ -61,7 +61,9 @@ struct dev_direct {
 	struct direct_slot slot[DIRECT_SLOTS];
 	unsigned head, count;	/* the queue: slot[head], ... */
 	int err;		/* the first failure not yet reported */
-	bool refused;		/* direct I/O refused: buffered from now */
+	bool refused;		/* direct I/O refused: buffered from now
+				 * (set under the lock; fits() reads it) */
+	bool writer_refused;	/* the writer's own copy of it */
 	bool stop;
 };
 
@@ -90,13 +92,14 @@ static int slot_write(struct dev_direct *d, const struct direct_slot *s)
 {
 	size_t done = 0;
 	while (done < s->len) {
-		int fd = d->refused ? d->buffered_fd : d->fd;
+		int fd = d->writer_refused ? d->buffered_fd : d->fd;
 		ssize_t w = pwrite(fd, s->buf + done, s->len - done,
 				   (off_t)(s->off + done));
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0 && errno == EINVAL && !d->refused) {
-			d->refused = true;	/* the rest, and all after */
+		if (w < 0 && errno == EINVAL && !d->writer_refused) {
+			/* the rest, and all after */
+			d->writer_refused = true;
 			continue;
 		}
 		if (w < 0)
@@ -123,6 +126,7 @@ static void *direct_writer(void *arg)
 		pthread_mutex_lock(&d->lock);
 		if (err && !d->err)
 			d->err = err;
+		d->refused = d->writer_refused;
 		d->head = (d->head + 1) % DIRECT_SLOTS;
 		d->count--;
 		pthread_cond_broadcast(&d->done);
