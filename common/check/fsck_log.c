@@ -132,6 +132,21 @@ static void damage(struct sblk *b, unsigned off, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Does block hold a log block's header?  (A link into a block that
+ * does not is the linking block's damage, not the log's end.) */
+static bool holds_log_head(struct tux3_volume *vol, uint64_t block)
+{
+	uint8_t *buf = malloc(vol->blocksize);
+	struct loghead head;
+	char why[128];
+	bool yes = buf && !dev_pread(&vol->dev, buf, vol->blocksize,
+				     block << vol->blockbits) &&
+		   !log_decode_head(buf, vol->blocksize, &head, why,
+				    sizeof(why));
+	free(buf);
+	return yes;
+}
+
 /* Header and records of one block. */
 static void scan_block(struct tux3_volume *vol, struct sblk *b)
 {
@@ -268,6 +283,12 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 		 * damaged (mkfs's block links to 0), the count decides */
 		bool nowhere = b->logchain < vol->reserved_blocks ||
 			       b->logchain >= vol->volblocks;
+		/* ... or to a block that is no log block, before any unify
+		 * mark: the count's oldest block is mkfs's, its link
+		 * damaged (mkfs's links to 0) */
+		if (ends && !nowhere && b->head_ok && !unify &&
+		    !holds_log_head(vol, b->logchain))
+			nowhere = true;
 		if ((b->head_ok && !b->logchain) || (ends && nowhere) ||
 		    (partial ? ends :
 			       unify && (b->starts_delta || ends))) {
