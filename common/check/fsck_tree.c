@@ -124,6 +124,26 @@ static int locate(struct tux3_volume *vol, enum tux3_tree tree, int level,
 	return 0;
 }
 
+/* The key range of the index node at level l of loc (0: the root),
+ * from its ancestors' entries. */
+static int node_range(struct tux3_volume *vol, const struct tree_loc *loc,
+		      int l, uint8_t *buf, uint64_t *lo, uint64_t *hi)
+{
+	*lo = l ? loc->lo[l - 1] : 0;
+	*hi = TUX3_KEY_LIMIT;
+	for (int a = l - 1; a >= 0; a--) {
+		if (loc->index[a] + 1 >= loc->count[a])
+			continue;
+		if (vol_read_block(vol, loc->block[a], buf)) {
+			tux3_clear_error(vol);
+			return -ENOENT;
+		}
+		*hi = bnode_key(buf, loc->index[a] + 1);
+		break;
+	}
+	return 0;
+}
+
 /*
  * Which level loses an entry when the node below loc is cut out: the
  * parent, or above it while a node would be left empty.  -1: the tree
@@ -267,6 +287,22 @@ static bool child_low_key(struct tux3_volume *vol, uint64_t child,
 	return *key < TUX3_KEY_LIMIT;
 }
 
+/* The last inode an inode table leaf at child may hold (its base plus
+ * its dictionary's slots), for the check of the key after it. */
+static bool child_last_inode(struct tux3_volume *vol, uint64_t child,
+			     uint8_t *buf, uint64_t *last)
+{
+	if (!buf || vol_read_block(vol, child, buf)) {
+		tux3_clear_error(vol);
+		return false;
+	}
+	if (be16(buf) != TUX3_MAGIC_ILEAF || !ileaf_count(buf) ||
+	    ileaf_ibase(buf) >= TUX3_KEY_LIMIT)
+		return false;
+	*last = ileaf_ibase(buf) + ileaf_count(buf) - 1;
+	return true;
+}
+
 /*
  * The entries of an index node over [lo, hi) that can stay: child inside
  * the volume and not met before in the node, keys rising inside the
@@ -287,16 +323,26 @@ static unsigned kept_entries(struct tux3_volume *vol, const uint8_t *b,
 		bool dup = false;
 		if (!vol_node_child_valid(vol, child))
 			continue;
+		uint64_t next = i + 1 < count ? bnode_key(b, i + 1) : hi;
+		if (next <= prev || next > hi)
+			next = hi;
 		if (i && (key <= prev || key >= hi)) {
-			uint64_t next = i + 1 < count ? bnode_key(b, i + 1) :
-					hi;
-			if (next <= prev || next > hi)
-				next = hi;
 			if (!buf)
 				buf = malloc(vol->blocksize);
 			if (!child_low_key(vol, child, buf, &key) ||
 			    key <= prev || key >= next)
 				continue;
+		} else if (n && key < next) {
+			/* in order, but below what the leaf before it holds:
+			 * the key is damaged if this child begins past that */
+			uint64_t last, low;
+			if (!buf)
+				buf = malloc(vol->blocksize);
+			if (child_last_inode(vol, children[n - 1], buf, &last) &&
+			    last >= key &&
+			    child_low_key(vol, child, buf, &low) &&
+			    low > last && low < next)
+				key = low;
 		}
 		for (unsigned k = 0; k < n && !dup; k++)
 			dup = children[k] == child;
@@ -516,6 +562,76 @@ static int add_fix(struct pass3 *p, const struct tree_fix *fix)
 }
 
 /* A bad node or leaf: what it is, and whether (and how) it can go. */
+
+/*
+ * A leaf of the inode table that holds inodes at or past the end of the
+ * range its parent gives it, where the parent's next entry's child
+ * begins past them: the parent's key is the damage.  Its rebuild takes
+ * the child's first key there (kept_entries).  Returns 1 when the
+ * problem was reported so (yes or no), 0 when this is not the case,
+ * or <0.
+ */
+static int parent_key_fix(struct pass3 *p, const struct tux3_walk_error *e,
+			  const struct tree_loc *loc, const char *what)
+{
+	struct tux3_volume *vol = p->f->vol;
+	int pl = e->level - 1;
+	uint64_t last, lo, hi, node = loc->block[pl];
+	if (e->tree != TUX3_TREE_ITREE ||
+	    !child_last_inode(vol, e->block, p->buf, &last) ||
+	    last < e->hi || be64(p->buf + 8) >= e->hi ||
+	    node_range(vol, loc, pl, p->buf, &lo, &hi) ||
+	    vol_read_block(vol, node, p->buf) ||
+	    !fsck_bnode_sane(vol, p->buf)) {
+		tux3_clear_error(vol);
+		return 0;
+	}
+	unsigned cap = bnode_capacity(vol->blocksize), count =
+		bnode_count(p->buf);
+	uint64_t *keys = malloc(cap * sizeof(*keys));
+	uint64_t *children = malloc(cap * sizeof(*children));
+	unsigned *from = malloc(cap * sizeof(*from));
+	int ret = -ENOMEM;
+	if (keys && children && from) {
+		/* p->buf is the node: kept_entries reads children into its
+		 * own buffer */
+		uint8_t *copy = malloc(vol->blocksize);
+		ret = copy ? 0 : -ENOMEM;
+		if (copy) {
+			memcpy(copy, p->buf, vol->blocksize);
+			unsigned n = kept_entries(vol, copy, lo, hi, keys,
+						  children, from);
+			/* every entry kept, the one after the leaf with a
+			 * key past its last inode */
+			for (unsigned k = 0; n == count && k + 1 < n; k++)
+				if (children[k] == e->block &&
+				    keys[k + 1] > last &&
+				    keys[k + 1] != bnode_key(copy, k + 1))
+					ret = 1;
+			free(copy);
+		}
+	}
+	free(keys);
+	free(children);
+	free(from);
+	if (ret <= 0)
+		return ret;
+	struct tree_fix fix = { .kind = FIX_ENTRIES, .tree = e->tree,
+				.level = pl, .block = node, .lo = lo,
+				.hi = hi };
+	char note[400];
+	snprintf(note, sizeof(note), "; leaf %" PRIu64 " under it holds "
+		 "inodes up to %" PRIu64 ": %.300s", e->block, last, what);
+	int yes = fsck_problem(p->f, P3_NODE_ENTRIES, true,
+			       FSCK_AT(.block = node, .count = 1),
+			       tree_name(e->tree), node, (uint64_t)pl,
+			       "the key after a leaf is below what the leaf "
+			       "holds", note);
+	if (yes && (ret = add_fix(p, &fix)) < 0)
+		return ret;
+	return 1;
+}
+
 static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 		      const char *what)
 {
@@ -545,6 +661,13 @@ static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 	if (!ok)
 		snprintf(note, sizeof(note), "; it cannot be found again from "
 			 "the root, so it is left as it is");
+	/* a sound leaf holding inodes at or past its range's end: the key
+	 * after it in its parent may be what is wrong */
+	if (ok && !e->twice && e->site == TUX3_SITE_LEAF && e->level > 0) {
+		int r = parent_key_fix(p, e, &loc, what);
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	/* the node's own entries may be what is wrong: rebuild it */
 	if (ok && !e->twice && e->site == TUX3_SITE_NODE &&
 	    !vol_read_block(vol, e->block, p->buf) && fsck_bnode_sane(vol, p->buf)) {
