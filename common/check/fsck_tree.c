@@ -577,6 +577,12 @@ static int parent_key_fix(struct pass3 *p, const struct tux3_walk_error *e,
 	struct tux3_volume *vol = p->f->vol;
 	int pl = e->level - 1;
 	uint64_t last, lo, hi, node = loc->block[pl];
+	/* a second leaf of a node whose rebuild is decided already: that
+	 * rebuild mends every key of it */
+	for (unsigned i = 0; i < p->nfix; i++)
+		if (p->fix[i].kind == FIX_ENTRIES && p->fix[i].block == node &&
+		    p->fix[i].tree == e->tree)
+			return 1;
 	if (e->tree != TUX3_TREE_ITREE ||
 	    !child_last_inode(vol, e->block, p->buf, &last) ||
 	    last < e->hi || be64(p->buf + 8) >= e->hi ||
