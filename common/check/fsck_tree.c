@@ -138,6 +138,9 @@ static int node_range(struct tux3_volume *vol, const struct tree_loc *loc,
 			tux3_clear_error(vol);
 			return -ENOENT;
 		}
+		if (!fsck_bnode_sane(vol, buf) ||
+		    loc->index[a] + 1 >= bnode_count(buf))
+			return -ENOENT;
 		*hi = bnode_key(buf, loc->index[a] + 1);
 		break;
 	}
