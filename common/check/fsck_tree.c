@@ -588,7 +588,7 @@ static int parent_key_fix(struct pass3 *p, const struct tux3_walk_error *e,
 			return 1;
 	if (e->tree != TUX3_TREE_ITREE ||
 	    !child_last_inode(vol, e->block, p->buf, &last) ||
-	    last < e->hi || be64(p->buf + 8) >= e->hi ||
+	    last < e->hi || ileaf_ibase(p->buf) >= e->hi ||
 	    node_range(vol, loc, pl, p->buf, &lo, &hi) ||
 	    vol_read_block(vol, node, p->buf) ||
 	    !fsck_bnode_sane(vol, p->buf)) {
