@@ -133,6 +133,12 @@ struct vinode_ops {
 	/* the version table, changed by a write (an implicit child), saved
 	 * with the delta */
 	int (*table_save)(struct tux3_volume *vol);
+	/* the blob of every version, read and stored whole: the part past
+	 * the leaf (format.md 17.3b) read and written with it */
+	int (*blob_read)(struct tux3_volume *vol, tux3_ino_t inum,
+			 uint8_t **blob, unsigned *len);
+	int (*blob_store)(struct tux3_volume *vol, tux3_ino_t inum,
+			  const uint8_t *blob, unsigned len);
 };
 /* The inode is seen through a version: the volume has a version table
  * and the inode is not internal. */
@@ -148,7 +154,9 @@ static inline int inode_room(struct tux3_volume *vol, tux3_ino_t inum)
 {
 	return vinode_applies(vol, inum) ? vol->vops->room(vol, inum) : 0;
 }
-/* The inode's blob as stored (malloc'd copy; *len 0: no inode). */
+/* The inode's blob as its leaf stores it (malloc'd copy; *len 0: no
+ * inode).  On a volume with versions that may be only a part of it:
+ * vblob_read (version/vinode.h) gives the whole. */
 int itree_blob(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 	       unsigned *len);
 int inode_load(struct tux3_volume *vol, tux3_ino_t inum, struct inode *inode);

@@ -53,7 +53,7 @@ static int decode_one(struct tux3_volume *vol, void *ctx,
 	struct inode *inode = st->inode;
 	const uint8_t *p = a->payload;
 
-	if (a->version || a->kind == VATTR_ABSENT)
+	if (a->version || a->kind == VATTR_ABSENT || a->kind == VATTR_SPILL)
 		return 0;	/* another version's attribute: not ours */
 	if (iattr_kind_fixed(a->kind)) {
 		if (inode->present & (1u << a->kind))

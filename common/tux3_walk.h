@@ -43,6 +43,11 @@ struct tux3_node_info {
 	const uint64_t *keys, *children;	/* bnodes only, count each */
 };
 
+/* tux3_walk_ops.extent's version for the blocks of an inode's attribute
+ * chain (format.md 17.3b: versioned attributes past the leaf), logical
+ * its place in the chain: metadata of the inode, not file data. */
+#define TUX3_EXTENT_SPILL	0x10000u
+
 struct tux3_attr_desc {
 	unsigned kind, version, offset, size;
 	const char *name;

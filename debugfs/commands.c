@@ -832,6 +832,8 @@ struct labelled {
 	FILE *out;
 	unsigned n, versioned;
 	struct { uint64_t logical, physical, count; uint32_t label; } r[512];
+	unsigned spill;			/* blocks of the attribute chain */
+	uint64_t spill_first;
 };
 
 static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
@@ -840,6 +842,11 @@ static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 {
 	struct labelled *l = ctx;
 	(void)ino; (void)leafblock;
+	if (version == TUX3_EXTENT_SPILL) {
+		if (!l->spill++)
+			l->spill_first = physical;
+		return 0;
+	}
 	l->versioned |= version != 0;
 	if (l->n < sizeof(l->r) / sizeof(l->r[0]))
 		l->r[l->n] = (typeof(l->r[0])){ logical, physical, count,
@@ -853,10 +860,16 @@ static void print_labelled(struct shell *sh, tux3_ino_t ino)
 	static struct labelled l;
 	struct tux3_walk_ops ops = { .extent = labelled_extent };
 	memset(&l, 0, sizeof(l));
-	if (tux3_walk_inode(sh->vol, ino, &ops, &l) < 0 || !l.versioned) {
+	if (tux3_walk_inode(sh->vol, ino, &ops, &l) < 0) {
 		tux3_clear_error(sh->vol);
 		return;
 	}
+	if (l.spill)
+		fprintf(sh->out, "attributes past the leaf: a chain of %u "
+			"block%s from block %" PRIu64 "\n", l.spill,
+			l.spill == 1 ? "" : "s", l.spill_first);
+	if (!l.versioned)
+		return;
 	fprintf(sh->out, "elements of every version (label 0: live):\n");
 	fprintf(sh->out, "%12s %12s %8s %7s\n", "logical", "physical",
 		"count", "label");

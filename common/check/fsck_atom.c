@@ -648,7 +648,9 @@ static int versioned_uses(struct pass6 *p, tux3_ino_t inum,
 {
 	struct vattrs x;
 	unsigned bad_at;
-	int err = vattrs_decode(blob, len, &x, &bad_at);
+	int err = vattrs_decode_whole(p->f->vol, inum, blob, len, &x,
+				      &bad_at);
+	tux3_clear_error(p->f->vol);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {

@@ -77,6 +77,7 @@ enum {
 	F_ROOTDIR = 32,	/* make it a directory */
 	F_SHARE_TOLD = 64, /* its data tree's sharing was reported */
 	F_NOTYPE = 128,	/* an internal inode: clear the file type */
+	F_SPILL = 256,	/* drop its attribute chain, which does not read */
 };
 
 struct rec {
@@ -595,6 +596,8 @@ static int tdec_one(struct tux3_volume *vol, void *ctx,
 	const uint8_t *pl = a->payload;
 	char name[40];
 
+	if (a->kind == VATTR_SPILL && vtable_marked(vol))
+		return 0;	/* its chain: spill_walk's */
 	if (a->version || a->kind == VATTR_ABSENT) {
 		/* readers skip it (another version's attribute): dropping it
 		 * changes nothing they see, unless the volume has versions,
@@ -1028,6 +1031,54 @@ static int live_dataend(struct p4 *p, tux3_ino_t inum, uint64_t dtree)
 	return 0;
 }
 
+/*
+ * The blocks of the inode's attribute chain (format.md 17.3b) are
+ * referenced as its data tree's nodes are.  One that does not read
+ * (phase 1 reports it) references nothing: the repair drops the SPILL
+ * attribute, the blocks that did read are then leaks for pass 8, and
+ * the versions whose attributes were there read their nearest
+ * ancestor's (pass 9 checks what that makes of their namespaces).
+ */
+static int spill_walk(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
+		      unsigned len, bool report)
+{
+	struct tux3_volume *vol = p->vol;
+	uint64_t *blocks;
+	unsigned n;
+	char what[300];
+	if (!vtable_marked(vol) || !vspill_has(blob, len))
+		return 0;
+	int err = vspill_blocks(vol, inum, blob, len, &blocks, &n);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		error_what(vol, inum, err, what, sizeof(what));
+		if (report && !p->cur.quiet)
+			want(p, fsck_problem(p->f, P4_SPILL_BAD, true,
+					     FSCK_AT(.inum = inum), inum,
+					     what), F_SPILL);
+		return p->f->stop ? -ECANCELED : 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ref(p, W_DNODE, inum, i, blocks[i], 1);
+	free(blocks);
+	return 0;
+}
+
+/* The leaf's blob without its SPILL attribute (F_SPILL). */
+static int spill_drop(struct p4 *p, tux3_ino_t inum)
+{
+	struct tux3_volume *vol = p->vol;
+	struct vspill sp;
+	uint8_t *raw;
+	unsigned len;
+	int err = itree_blob(vol, inum, &raw, &len);
+	if (!err && len && !vspill_find(raw, len, &sp) && sp.present)
+		err = itree_store_leaf(vol, inum, raw, sp.at);
+	free(raw);
+	return err;
+}
+
 /* On a volume with versions: an inode the live version does not have,
  * which a snapshot does, or a snapshot a pending delete removes (the
  * delete, finished, frees it).  Its blocks count like any inode's; its
@@ -1041,7 +1092,7 @@ static bool snapshot_only(struct tux3_volume *vol, tux3_ino_t inum,
 	unsigned bad_at;
 	if (!vinode_applies(vol, inum) ||
 	    (inode->present & (1u << ATTR_MODE_OWNER)) ||
-	    vattrs_decode(blob, len, &x, &bad_at))
+	    vattrs_decode_whole(vol, inum, blob, len, &x, &bad_at))
 		return false;
 	bool live = vattrs_inode_live(vol->vt, &x) ||
 		    vattrs_inode_dying(vol->vt, &x);
@@ -1121,6 +1172,8 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 			    r.block >= vol->volblocks))
 		d.library_refuses = true;
 	if ((err = data_walk(p, inum, inode.dtree, &p1_ops, NULL)))
+		goto out;
+	if ((err = spill_walk(p, inum, blob, len, true)))
 		goto out;
 	if ((err = live_dataend(p, inum, inode.dtree)))
 		goto out;
@@ -1207,6 +1260,8 @@ static int p2_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 			  sizeof(what));
 	if (err != -ENOMEM)
 		err = data_walk(p, inum, inode.dtree, &p2_ops, NULL);
+	if (!err && !(rec_flags(p, inum) & F_SPILL))
+		err = spill_walk(p, inum, blob, len, false);
 	inode_free(&inode);
 	return err;
 }
@@ -1842,7 +1897,9 @@ static int mend_inode(struct p4 *p, const struct rec *r)
 	struct tux3_volume *vol = p->vol;
 	struct inode inode;
 	bool whole;
-	int err = load_tolerant(p, r->inum, &inode, &whole);
+	int err = r->flags & F_SPILL ? spill_drop(p, r->inum) : 0;
+	if (!err)
+		err = load_tolerant(p, r->inum, &inode, &whole);
 	if (err)
 		return err;
 	if (r->flags & F_ROOTDIR) {

@@ -147,6 +147,10 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P4_ATIME_STRAY] = { "PASS4_ATIME_STRAY", 4,
 		"inode %" U ": ATIME attribute at blob offset %" U " %s", 1,
 		"drop the attribute" },
+	[P4_SPILL_BAD] = { "PASS4_SPILL_BAD", 4,
+		"inode %" U ": the attributes of its versions past the leaf do "
+		"not read: %s", 0,
+		"drop them (those versions read their newer ones')" },
 	[P4_XATTR_BAD] = { "PASS4_XATTR_BAD", 4,
 		"inode %" U ": xattr record at blob offset %" U " is too short",
 		0, "drop the xattr" },

@@ -155,7 +155,8 @@ static int check_attr_lists(struct elements *e, tux3_ino_t inum)
 		blob = copy;
 	}
 	if (!err && len && !vattrs_plain(blob, len) &&
-	    !(err = vattrs_decode(blob, len, &x, &bad_at))) {
+	    !(err = vattrs_decode_whole(vol, inum, blob, len, &x,
+					&bad_at))) {
 		vattrs_check(vol->vt, &x, attr_problem, e);
 		if (e->ix)
 			vns_note_attrs(e->ix, inum, &x);

@@ -269,7 +269,10 @@ enum {
 				 * on a volume with the ATIME feature only */
 	VATTR_ABSENT = 10,	/* versions: the marker of an attribute a
 				 * version does not have (format.md 17.3a) */
+	VATTR_SPILL = 6,	/* versions: where the attributes that do not
+				 * fit the leaf went (format.md 17.3b) */
 };
+#define VSPILL_PAYLOAD	16	/* be64 first block, be32 bytes, be32 blocks */
 /* Attribute visitor used by the decoder (walker, printers, fsck). */
 struct attr_info {
 	unsigned kind, version;

@@ -34,8 +34,11 @@ const char *iattr_kind_name(unsigned kind)
  * 17.3a), not the 2014 format's reserved kind. */
 const char *iattr_name(const struct tux3_volume *vol, unsigned kind)
 {
-	return kind == VATTR_ABSENT && vtable_marked(vol) ? "ABSENT" :
-	       iattr_kind_name(kind);
+	if (vtable_marked(vol) && kind == VATTR_ABSENT)
+		return "ABSENT";
+	if (vtable_marked(vol) && kind == VATTR_SPILL)
+		return "SPILL";
+	return iattr_kind_name(kind);
 }
 
 int iattr_decode(struct tux3_volume *vol, struct inode *inode,
@@ -63,6 +66,9 @@ int iattr_decode(struct tux3_volume *vol, struct inode *inode,
 		 * it as they skip every labelled attribute */
 		if (a.kind == VATTR_ABSENT && vtable_marked(vol))
 			fixed = 4;
+		/* and where the attributes past the leaf went (17.3b) */
+		if (a.kind == VATTR_SPILL && vtable_marked(vol))
+			fixed = VSPILL_PAYLOAD;
 		if (fixed < 0)
 			return vol_error(vol, -EUCLEAN, inode->leafblock,
 					 inode->inum, off, "inode %" PRIu64

@@ -65,7 +65,7 @@ static int orphans_absent(struct tux3_volume *vol, struct vtree *vt,
 		uint8_t *blob, *out = NULL;
 		unsigned len, bad_at, l = *label;
 		if (inum < TUX3_ROOT_INO ||
-		    (err = itree_blob(vol, inum, &blob, &len)))
+		    (err = vblob_read(vol, inum, &blob, &len)))
 			continue;
 		if (!len || vattrs_decode(blob, len, &x, &bad_at)) {
 			free(blob);
@@ -221,7 +221,7 @@ int tux3_version_space(struct tux3_volume *vol, uint64_t *exclusive,
 		unsigned len;
 		struct vattrs x;
 		unsigned bad_at;
-		if ((err = itree_blob(vol, f.ino[i], &blob, &len)) || !len)
+		if ((err = vblob_read(vol, f.ino[i], &blob, &len)) || !len)
 			continue;
 		/* the data tree root: one label-0 attribute (vinode.c) */
 		if (!(err = vattrs_decode(blob, len, &x, &bad_at))) {

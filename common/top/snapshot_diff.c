@@ -140,7 +140,7 @@ static int scan_blob(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 	if (inum < TUX3_ROOT_INO)
 		return 0;
 	df->count->blobs++;
-	int err = vattrs_decode(blob, len, &x, &bad_at);
+	int err = vattrs_decode_whole(df->vol, inum, blob, len, &x, &bad_at);
 	if (err == -EUCLEAN)
 		return vol_error(df->vol, err, leafblock, inum, bad_at,
 				 "inode %" PRIu64 ": attribute blob damaged at "

@@ -236,6 +236,26 @@ static int visit_dirent(void *ctx, const struct dirent_info *d)
 			      d->type, d->pos, d->blocknr);
 }
 
+/* The blocks of the inode's attribute chain (format.md 17.3b), one
+ * extent each; a chain that does not read is the inode's damage. */
+static int walk_spill(struct walk *w, const struct inode *inode)
+{
+	struct tux3_volume *vol = w->vol;
+	uint64_t *blocks;
+	unsigned n;
+	if (!vtable_marked(vol) || !vspill_has(inode->blob, inode->bloblen))
+		return 0;
+	int err = vspill_blocks(vol, inode->inum, inode->blob,
+				inode->bloblen, &blocks, &n);
+	if (err)
+		return contain(w, err, TUX3_SITE_INODE);
+	for (unsigned i = 0; i < n && !err; i++)
+		err = w->ops->extent(w->ctx, inode->inum, i, blocks[i], 1,
+				     TUX3_EXTENT_SPILL, TUX3_NONE);
+	free(blocks);
+	return err;
+}
+
 static int walk_inode_data(struct walk *w, struct inode *inode)
 {
 	static const struct btree_visit dvisit = {
@@ -251,6 +271,8 @@ static int walk_inode_data(struct walk *w, struct inode *inode)
 	if (w->ops->attr)
 		err = contain(w, iattr_decode(vol, inode, visit_attr, w),
 			      TUX3_SITE_INODE);
+	if (err >= 0 && w->ops->extent)
+		err = walk_spill(w, inode);
 	if (err < 0 || !inode->dtree)
 		return err;
 	if (r.direct) {

@@ -71,6 +71,41 @@ static int find(const struct vattrs *x, uint32_t key, unsigned label)
 	return -1;
 }
 
+static int cmp_key_label(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* Two attributes of one (key, label): sorted, not pairwise (an inode
+ * with a spill holds thousands). */
+static bool has_twice(const struct vattrs *x)
+{
+	if (x->n < 2)
+		return false;
+	if (x->n <= 16) {
+		for (unsigned i = 1; i < x->n; i++)
+			if (find(x, x->a[i].key, x->a[i].label) < (int)i)
+				return true;
+		return false;
+	}
+	uint64_t *k = malloc(x->n * sizeof(*k));
+	if (!k) {
+		for (unsigned i = 1; i < x->n; i++)
+			if (find(x, x->a[i].key, x->a[i].label) < (int)i)
+				return true;
+		return false;
+	}
+	for (unsigned i = 0; i < x->n; i++)
+		k[i] = (uint64_t)x->a[i].key << 16 | x->a[i].label;
+	qsort(k, x->n, sizeof(*k), cmp_key_label);
+	bool twice = false;
+	for (unsigned i = 1; i < x->n && !twice; i++)
+		twice = k[i] == k[i - 1];
+	free(k);
+	return twice;
+}
+
 bool vattrs_plain(const uint8_t *blob, unsigned len)
 {
 	for (unsigned off = 0; off < len;) {
@@ -93,8 +128,10 @@ bool vattrs_plain(const uint8_t *blob, unsigned len)
 	return true;
 }
 
-int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
-		  unsigned *bad_at)
+/* each: look for an earlier attribute of the same (key, label) at each
+ * one, which names the second; else the caller checks once at the end */
+static int decode_all(const uint8_t *blob, unsigned len, struct vattrs *out,
+		      unsigned *bad_at, bool each)
 {
 	memset(out, 0, sizeof(*out));
 	for (unsigned off = 0; off < len;) {
@@ -137,7 +174,7 @@ int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
 			size -= 2;
 			off += 2;
 		}
-		if (find(out, key, label) >= 0)
+		if (each && find(out, key, label) >= 0)
 			goto bad;
 		int r = add(out, key, label, absent, absent ? NULL : p,
 			    absent ? 0 : size);
@@ -151,6 +188,22 @@ int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
 bad:
 	vattrs_free(out);
 	return -EUCLEAN;
+}
+
+int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
+		  unsigned *bad_at)
+{
+	int err = decode_all(blob, len, out, bad_at, false);
+	if (!err && has_twice(out)) {
+		/* again, slowly, to name the attribute that repeats */
+		vattrs_free(out);
+		err = decode_all(blob, len, out, bad_at, true);
+		if (!err) {
+			vattrs_free(out);
+			err = -EUCLEAN;
+		}
+	}
+	return err;
 }
 
 static int put(const struct vattr *v, uint8_t *blob, unsigned cap,
@@ -202,20 +255,20 @@ int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap)
 		if (!in->a[i].label && (in->a[i].absent ||
 		    in->a[i].key >> 16 == KIND_XATTR))
 			err = put(&in->a[i], blob, cap, &off);
-	/* then each other label, in label order: the next larger label
-	 * present each time (no pass over the 4,095 that are not) */
-	for (unsigned label = 0;;) {
-		unsigned next = VERSION_LABELS;
-		for (unsigned i = 0; i < in->n; i++)
-			if (in->a[i].label > label && in->a[i].label < next)
-				next = in->a[i].label;
-		if (next == VERSION_LABELS || err)
-			break;
-		for (unsigned i = 0; i < in->n && !err; i++)
-			if (in->a[i].label == next)
-				err = put(&in->a[i], blob, cap, &off);
-		label = next;
-	}
+	/* then each other label, in label order, each label's attributes
+	 * in array order: sorted by (label, index) */
+	uint64_t *order = NULL;
+	unsigned m = 0;
+	if (!err && in->n && !(order = malloc(in->n * sizeof(*order))))
+		err = -ENOMEM;
+	for (unsigned i = 0; i < in->n && !err; i++)
+		if (in->a[i].label)
+			order[m++] = (uint64_t)in->a[i].label << 32 | i;
+	if (m)
+		qsort(order, m, sizeof(*order), cmp_key_label);
+	for (unsigned k = 0; k < m && !err; k++)
+		err = put(&in->a[(uint32_t)order[k]], blob, cap, &off);
+	free(order);
 	return err ? err : (int)off;
 }
 

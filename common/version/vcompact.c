@@ -124,7 +124,7 @@ int vinode_compact(struct tux3_volume *vol, tux3_ino_t inum,
 	unsigned dlen, vlen;
 	bool data_changed = false;
 	struct vattrs x = { 0 };
-	int err = itree_blob(vol, inum, &disk, &dlen);
+	int err = vblob_read(vol, inum, &disk, &dlen);
 	if (err || !dlen)
 		goto out;
 	if ((err = vinode_decode(vol, inum, disk, dlen, &x)) ||

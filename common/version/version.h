@@ -295,7 +295,7 @@ unsigned vext_check(struct vtree *vt, const struct vextents *x,
  * a volume without versions encodes exactly as before.
  */
 #define VATTR_KEY(kind, atom)	((uint32_t)(kind) << 16 | (atom))
-#define VATTR_MAX	4096	/* attributes in one inode */
+#define VATTR_MAX	65536	/* attributes in one inode, all versions */
 
 struct vattr {
 	uint32_t key;		/* VATTR_KEY(kind, atom; 0 unless XATTR) */

@@ -89,7 +89,17 @@ int vinode_decode(struct tux3_volume *vol, tux3_ino_t inum,
 		  const uint8_t *blob, unsigned len, struct vattrs *x)
 {
 	unsigned bad_at = 0;
-	int err = vattrs_decode(blob, len, x, &bad_at);
+	uint8_t *whole = NULL;
+	int err;
+	memset(x, 0, sizeof(*x));
+	if (vspill_has(blob, len)) {
+		/* the part past the leaf: its damage is named there */
+		if ((err = vspill_expand(vol, inum, blob, len, &whole, &len)))
+			return err;
+		blob = whole;
+	}
+	err = vattrs_decode(blob, len, x, &bad_at);
+	free(whole);
 	if (err == -EUCLEAN)
 		return vol_error(vol, err, TUX3_NONE, inum, bad_at, "inode %"
 				 PRIu64 ": attribute blob damaged at byte %u",
@@ -201,4 +211,6 @@ const struct vinode_ops vinode_ops = {
 	.file_versioned = vfilemap_is_versioned,
 	.filemap_walk = vfilemap_walk_selected,
 	.table_save = table_save,
+	.blob_read = vblob_read,
+	.blob_store = vspill_store,
 };

@@ -76,6 +76,50 @@ int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
  * take). */
 int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
 
+/* ---- vspill.c: the blob past the inode-table leaf (format.md 17.3b) */
+#define VSPILL_MAX	(1u << 20)	/* bytes of attributes in a chain */
+struct vspill {
+	bool present;
+	unsigned at;		/* the SPILL attribute's offset in the leaf */
+	uint64_t block;		/* the chain's first block */
+	uint32_t bytes, blocks;
+};
+/* The SPILL attribute of a leaf's blob (sp->present false: none);
+ * -EUCLEAN when it is not the last attribute or not of label 0. */
+int vspill_find(const uint8_t *blob, unsigned len, struct vspill *sp);
+bool vspill_has(const uint8_t *blob, unsigned len);
+/* The chain's bytes (malloc'd), every block checked (magic, CRC, owner,
+ * place, count: -EUCLEAN named); blocks[] (sp->blocks entries, or NULL)
+ * gets the chain's block numbers. */
+int vspill_read(struct tux3_volume *vol, tux3_ino_t inum,
+		const struct vspill *sp, uint8_t **bytes, uint64_t *blocks);
+/* The leaf's blob made whole: without its SPILL attribute, the chain's
+ * bytes appended (a copy when it has none). */
+int vspill_expand(struct tux3_volume *vol, tux3_ino_t inum,
+		  const uint8_t *raw, unsigned rawlen, uint8_t **out,
+		  unsigned *outlen);
+/* The chain's blocks of a leaf's blob (*n 0: none; malloc'd). */
+int vspill_blocks(struct tux3_volume *vol, tux3_ino_t inum,
+		  const uint8_t *raw, unsigned rawlen, uint64_t **blocks,
+		  unsigned *n);
+/* Store a whole blob (len 0: the inode deleted): in the leaf when it
+ * fits, else its label-0 part there and the rest in a chain; the old
+ * chain kept when nothing in it changed, else freed with the delta. */
+int vspill_store(struct tux3_volume *vol, tux3_ino_t inum,
+		 const uint8_t *blob, unsigned len);
+/* vattrs_decode of a leaf's blob made whole: a chain that does not
+ * read, or damage inside it, is -EUCLEAN at the SPILL attribute. */
+int vattrs_decode_whole(struct tux3_volume *vol, tux3_ino_t inum,
+			const uint8_t *raw, unsigned rawlen,
+			struct vattrs *x, unsigned *bad_at);
+/* Sizes of a leaf's blob: its label-0 part, and the whole blob's
+ * (the chain's bytes counted, without reading it). */
+void vspill_sizes(const uint8_t *raw, unsigned rawlen, unsigned *label0,
+		  unsigned *total);
+/* itree_blob made whole (vspill_expand). */
+int vblob_read(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
+	       unsigned *len);
+
 /* ---- vcompact.c: an inode back to the 2014 form (format.md 17.8) */
 struct vcompact_count {
 	uint64_t files;		/* vleaf trees made 2014 maps */

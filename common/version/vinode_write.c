@@ -31,15 +31,22 @@ int vinode_room(struct tux3_volume *vol, tux3_ino_t inum)
 {
 	uint8_t *disk;
 	unsigned dlen, cap = vol->blocksize - ILEAF_HEADER - 2;
+	unsigned label0, total;
 	if (!vinode_applies(vol, inum))
 		return 0;
 	int err = itree_blob(vol, inum, &disk, &dlen);
+	if (!err)
+		vspill_sizes(disk, dlen, &label0, &total);
 	free(disk);
-	if (!err && dlen + STORE_GROWTH > cap)
+	/* the label-0 part stays in the leaf with the SPILL attribute; the
+	 * rest may go to the chain (format.md 17.3b) */
+	if (!err && (label0 + 2 + VSPILL_PAYLOAD + STORE_GROWTH > cap ||
+		     total + STORE_GROWTH > cap + VSPILL_MAX))
 		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
 				"inode %" PRIu64 ": its versions' attributes "
 				"take %u of the %u bytes an inode may have: "
-				"delete a snapshot first", inum, dlen, cap);
+				"delete a snapshot first", inum, total,
+				cap + VSPILL_MAX);
 	return err;
 }
 
@@ -205,7 +212,7 @@ int vinode_destroy(struct tux3_volume *vol, struct inode *inode)
 	unsigned dlen = 0;
 	bool any = true;
 	if (!err)
-		err = itree_blob(vol, inode->inum, &disk, &dlen);
+		err = vblob_read(vol, inode->inum, &disk, &dlen);
 	if (!err && dlen)
 		err = vinode_read_by_any(vol, inode->inum, disk, dlen, &any);
 	if (!err && !dlen) {
@@ -295,7 +302,7 @@ static int rework(struct tux3_volume *vol, tux3_ino_t inum,
 	struct vattrs x = { 0 };
 	uint8_t *disk = NULL, *buf = NULL;
 	unsigned dlen = 0, bad_at = 0;
-	int err = itree_blob(vol, inum, &disk, &dlen);
+	int err = vblob_read(vol, inum, &disk, &dlen);
 	if (err || !dlen)
 		goto out;
 	if ((err = vattrs_decode(disk, dlen, &x, &bad_at))) {
@@ -372,7 +379,7 @@ int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom)
 	uint8_t *disk = NULL, *buf = NULL;
 	unsigned dlen = 0, bad_at = 0, k = 0;
 	uint32_t key = VATTR_KEY(ATTR_XATTR, atom);
-	int err = itree_blob(vol, inum, &disk, &dlen);
+	int err = vblob_read(vol, inum, &disk, &dlen);
 	if (err || !dlen)
 		goto out;
 	if ((err = vattrs_decode(disk, dlen, &x, &bad_at))) {
@@ -552,13 +559,13 @@ int vinode_merge(struct tux3_volume *vol, tux3_ino_t inum,
 		else
 			*olen = (unsigned)n;
 	}
-	if (!err && *olen > vol->blocksize - ILEAF_HEADER - 2)
+	if (!err && *olen > vol->blocksize - ILEAF_HEADER - 2 + VSPILL_MAX)
 		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
 				"inode %" PRIu64 ": the attributes of all its "
 				"versions would take %u bytes, more than an "
-				"inode-table leaf holds (%u): delete a "
-				"snapshot first", inum, *olen,
-				vol->blocksize - ILEAF_HEADER - 2);
+				"inode may have (%u): delete a snapshot first",
+				inum, *olen, vol->blocksize - ILEAF_HEADER - 2
+				+ VSPILL_MAX);
 	if (!err)
 		err = settle_atoms(vol, &before, &x, &oldv, &newv);
 	if (!err)

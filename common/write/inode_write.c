@@ -180,12 +180,13 @@ int inode_store(struct tux3_volume *vol, struct inode *inode)
 		/* the version's view, merged into every version's blob */
 		uint8_t *disk = NULL, *merged = NULL;
 		unsigned dlen = 0, mlen = 0;
-		err = itree_blob(vol, inode->inum, &disk, &dlen);
+		err = vol->vops->blob_read(vol, inode->inum, &disk, &dlen);
 		if (!err)
 			err = vol->vops->merge(vol, inode->inum, disk, dlen,
 						buf, len, &merged, &mlen);
 		if (!err)
-			err = itree_set(vol, inode->inum, merged, mlen);
+			err = vol->vops->blob_store(vol, inode->inum, merged,
+						    mlen);
 		free(disk);
 		free(merged);
 	} else if (!err) {
@@ -214,12 +215,20 @@ int inode_store(struct tux3_volume *vol, struct inode *inode)
 int itree_store(struct tux3_volume *vol, uint64_t inum, const uint8_t *blob,
 		unsigned len)
 {
+	if (vinode_applies(vol, inum))
+		return vol->vops->blob_store(vol, inum, blob, len);
+	return itree_set(vol, inum, blob, len);
+}
+
+int itree_store_leaf(struct tux3_volume *vol, uint64_t inum,
+		     const uint8_t *blob, unsigned len)
+{
 	return itree_set(vol, inum, blob, len);
 }
 
 int inode_delete(struct tux3_volume *vol, uint64_t inum)
 {
-	return itree_set(vol, inum, NULL, 0);
+	return itree_store(vol, inum, NULL, 0);
 }
 
 /* A free inode number at or after goal (never below the normal range). */

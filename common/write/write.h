@@ -93,9 +93,14 @@ void inode_atime_set(const struct tux3_volume *vol, struct inode *inode,
 		     int64_t atime_ns);
 int inode_delete(struct tux3_volume *vol, uint64_t inum);
 int inum_alloc(struct tux3_volume *vol, uint64_t goal, uint64_t *inum);
-/* inode_write.c: a blob stored as it is (len 0: the inode deleted) */
+/* inode_write.c: a blob stored as it is (len 0: the inode deleted); on a
+ * volume with versions a whole blob, whose part past the leaf goes to its
+ * chain (format.md 17.3b) */
 int itree_store(struct tux3_volume *vol, uint64_t inum, const uint8_t *blob,
 		unsigned len);
+/* The leaf's part alone, as it is (vspill_store's own store). */
+int itree_store_leaf(struct tux3_volume *vol, uint64_t inum,
+		     const uint8_t *blob, unsigned len);
 int ileaf_rebase_to(struct tux3_volume *vol, uint8_t *leaf, uint64_t inum);
 int itable_set(struct tux3_volume *vol, struct btree *bt, struct root *home,
 	       uint64_t inum, const uint8_t *blob, unsigned len);

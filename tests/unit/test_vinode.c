@@ -325,6 +325,80 @@ TEST(inode_only_a_deleted_snapshot_had_goes_with_it)
 	fsck_clean(path);	/* its atom went too */
 }
 
+/* A file changed between every two of 2,047 snapshots (its mode, its
+ * time and an appended block each time: a log under hourly snapshots)
+ * keeps every version's attributes: past the leaf they go to the spill
+ * chain (format.md 17.3b), and each version reads back its own. */
+static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
+					 unsigned snaps)
+{
+	const char *path = scratch_volume(bits, bytes,
+					  TUX3_FEATURE_COMPAT_DEFAULT);
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "log", "");
+	char name[16];
+	unsigned bs = 1u << bits;
+	char *blk = malloc(bs);
+	CHECK(blk != NULL);
+	for (unsigned i = 1; i <= snaps; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
+		memset(blk, 'a' + i % 26, bs);
+		CHECK_EQ(tux3_write(vol, a, blk, bs, (uint64_t)(i - 1) * bs),
+			 (ssize_t)bs);
+		struct tux3_setattr sa = { .valid = TUX3_SET_MODE |
+					   TUX3_SET_MTIME,
+					   .mode = 0400 + (i & 0377),
+					   .mtime_ns = (int64_t)i * 1000 };
+		CHECK_EQ(tux3_setattr(vol, a, &sa), 0);
+		if (i % 512 == 0)
+			CHECK_EQ(tux3_sync(vol), 0);
+	}
+	CHECK_EQ(tux3_umount(vol), 0);
+	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
+	for (unsigned i = 1; i <= snaps; i += i < 40 ? 1 : 61) {
+		/* snapshot s(i) was taken after i - 1 changes */
+		snprintf(name, sizeof(name), "s%u", i);
+		in_version(vol, name);
+		struct tux3_stat st;
+		tux3_ino_t ino;
+		CHECK_EQ(tux3_lookup_path(vol, "/log", &ino), 0);
+		CHECK_EQ(tux3_stat(vol, ino, &st), 0);
+		CHECK_EQ(st.size, (uint64_t)(i - 1) * bs);
+		CHECK_EQ(st.mode & 07777, i > 1 ? 0400 + ((i - 1) & 0377)
+						: 0644);
+		if (i > 1) {
+			CHECK_EQ(st.mtime_ns, (int64_t)(i - 1) * 1000);
+			char c = 0;
+			CHECK_EQ(tux3_read(vol, ino, &c, 1,
+					   (uint64_t)(i - 2) * bs), 1);
+			CHECK_EQ(c, 'a' + (i - 1) % 26);
+		}
+	}
+	in_version(vol, NULL);
+	tux3_close(vol);
+	free(blk);
+	fsck_clean(path);
+}
+
+TEST(changed_under_2047_snapshots_4k)
+{
+	changed_under_every_snapshot(12, 64 << 20, 2047);
+}
+
+TEST(changed_under_2047_snapshots_512)
+{
+	changed_under_every_snapshot(9, 64 << 20, 2047);
+}
+
+TEST(changed_under_2047_snapshots_64k)
+{
+	changed_under_every_snapshot(16, 512 << 20, 2047);
+}
+
+/* Past what even the chain holds (every version its own 3,500-byte
+ * xattr: 1 MiB in about 300 versions) a change is refused cleanly,
+ * before it starts. */
 TEST(inode_full_of_versions_is_refused_cleanly)
 {
 	const char *path = fresh();
@@ -333,31 +407,35 @@ TEST(inode_full_of_versions_is_refused_cleanly)
 	int err = 0;
 	unsigned made = 0;
 	char name[16];
-	/* each snapshot keeps a different mode and time of the file */
+	char *value = malloc(3500);
+	CHECK(value != NULL);
 	for (unsigned i = 0; i < 400 && !err; i++) {
 		snprintf(name, sizeof(name), "s%u", i);
 		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
-		struct tux3_setattr sa = { .valid = TUX3_SET_MODE |
-					   TUX3_SET_MTIME,
-					   .mode = 0400 + (i & 0377),
-					   .mtime_ns = (int64_t)i * 1000 };
-		err = tux3_setattr(vol, a, &sa);
+		memset(value, 'a' + i % 26, 3500);
+		value[0] = (char)i;
+		err = tux3_setxattr(vol, a, "user.big", value, 3500, 0);
 		made += !err;
 	}
+	free(value);
 	CHECK_EQ(err, -ENOSPC);
-	CHECK(made > 20);
+	CHECK(made > 250);
 	CHECK(strstr(tux3_last_error(vol)->what, "snapshot") != NULL);
 	tux3_clear_error(vol);
-	/* data changes are refused before they start */
-	CHECK_EQ(tux3_write(vol, a, "y", 1, 0), -ENOSPC);
-	tux3_clear_error(vol);
-	CHECK(!strcmp(content(vol, "/a"), "x"));
+	/* nothing of the refused change was made */
+	char got[3500];
+	CHECK_EQ(tux3_getxattr(vol, a, "user.big", got, sizeof(got)), 3500);
+	CHECK_EQ((unsigned char)got[0], (made - 1) & 0xff);
+	/* a small change still fits */
+	CHECK_EQ(tux3_write(vol, a, "y", 1, 0), 1);
+	CHECK(!strcmp(content(vol, "/a"), "y"));
+	CHECK_EQ(tux3_sync(vol), 0);
 	/* deleting snapshots makes room again */
-	for (unsigned i = 0; i < made / 2; i++) {
+	for (unsigned i = 0; i < made / 2 + 1; i++) {
 		snprintf(name, sizeof(name), "s%u", i);
 		CHECK_EQ(tux3_snapshot_delete(vol, name), 0);
 	}
-	CHECK_EQ(tux3_write(vol, a, "y", 1, 0), 1);
+	CHECK_EQ(tux3_setxattr(vol, a, "user.big", got, 3500, 0), 0);
 	CHECK_EQ(tux3_umount(vol), 0);
 	fsck_clean(path);
 }
