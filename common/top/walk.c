@@ -21,6 +21,10 @@ struct walk {
 	tux3_ino_t inum;	/* inode being visited */
 	uint64_t *keys, *children;
 	bool no_blocks;		/* stat.blocks left 0 (walk_uncounted) */
+	/* the inode's blob as its leaf holds it (a loaded inode's is its
+	 * version's view, which has no SPILL attribute) */
+	const uint8_t *raw;
+	unsigned rawlen;
 };
 
 /* A validation error at a site: report it, forget it, go on. */
@@ -243,14 +247,14 @@ static int walk_spill(struct walk *w, const struct inode *inode)
 	struct tux3_volume *vol = w->vol;
 	uint64_t *blocks;
 	unsigned n;
-	if (!vtable_marked(vol) || !vspill_has(inode->blob, inode->bloblen))
+	(void)inode;
+	if (!vtable_marked(vol) || !w->raw || !vspill_has(w->raw, w->rawlen))
 		return 0;
-	int err = vspill_blocks(vol, inode->inum, inode->blob,
-				inode->bloblen, &blocks, &n);
+	int err = vspill_blocks(vol, w->inum, w->raw, w->rawlen, &blocks, &n);
 	if (err)
 		return contain(w, err, TUX3_SITE_INODE);
 	for (unsigned i = 0; i < n && !err; i++)
-		err = w->ops->extent(w->ctx, inode->inum, i, blocks[i], 1,
+		err = w->ops->extent(w->ctx, w->inum, i, blocks[i], 1,
 				     TUX3_EXTENT_SPILL, TUX3_NONE);
 	free(blocks);
 	return err;
@@ -353,8 +357,11 @@ static int visit_ileaf(void *ctx, struct btree *bt, uint64_t blocknr,
 			r = w->ops->inode(w->ctx, &st, blocknr, len);
 			vol->walk_blob = NULL;
 		}
+		w->raw = blob;
+		w->rawlen = len;
 		if (!r)
 			r = walk_inode_data(w, &inode);
+		w->raw = NULL;
 		inode_free(&inode);
 		w->inum = TUX3_NONE;
 		if (r < 0)
@@ -571,6 +578,10 @@ int tux3_walk_inode(struct tux3_volume *vol, tux3_ino_t ino,
 	 * (it stays pending in tux3_last_error) */
 	if ((r = inode_load(vol, ino, &inode)))
 		goto out;
+	uint8_t *raw = NULL;
+	if (vtable_marked(vol) && !itree_blob(vol, ino, &raw, &w.rawlen))
+		w.raw = raw;
+	tux3_clear_error(vol);
 	r = 0;
 	if (ops->inode) {
 		struct tux3_stat st;
@@ -583,6 +594,7 @@ int tux3_walk_inode(struct tux3_volume *vol, tux3_ino_t ino,
 	if (!r)
 		r = walk_inode_data(&w, &inode);
 	inode_free(&inode);
+	free(raw);
 out:
 	free(w.keys);
 	free(w.children);

@@ -71,38 +71,39 @@ static int find(const struct vattrs *x, uint32_t key, unsigned label)
 	return -1;
 }
 
-static int cmp_key_label(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-	return *x < *y ? -1 : *x > *y;
-}
-
-/* Two attributes of one (key, label): sorted, not pairwise (an inode
- * with a spill holds thousands). */
+/* Two attributes of one (key, label): through a hash set, not pairwise
+ * (an inode with a spill holds thousands, and every load decodes it). */
 static bool has_twice(const struct vattrs *x)
 {
 	if (x->n < 2)
 		return false;
-	if (x->n <= 16) {
+	unsigned size = 64;
+	while (size < 2 * x->n)
+		size *= 2;
+	uint64_t *set = x->n > 16 ? calloc(size, sizeof(*set)) : NULL;
+	if (!set) {
 		for (unsigned i = 1; i < x->n; i++)
 			if (find(x, x->a[i].key, x->a[i].label) < (int)i)
 				return true;
 		return false;
 	}
-	uint64_t *k = malloc(x->n * sizeof(*k));
-	if (!k) {
-		for (unsigned i = 1; i < x->n; i++)
-			if (find(x, x->a[i].key, x->a[i].label) < (int)i)
-				return true;
-		return false;
-	}
-	for (unsigned i = 0; i < x->n; i++)
-		k[i] = (uint64_t)x->a[i].key << 16 | x->a[i].label;
-	qsort(k, x->n, sizeof(*k), cmp_key_label);
 	bool twice = false;
-	for (unsigned i = 1; i < x->n && !twice; i++)
-		twice = k[i] == k[i - 1];
-	free(k);
+	for (unsigned i = 0; i < x->n && !twice; i++) {
+		/* + 1: never 0, the empty slot */
+		uint64_t k = ((uint64_t)x->a[i].key << 16 | x->a[i].label) + 1;
+		unsigned h = (unsigned)((k * 0x9e3779b97f4a7c15ull) >> 40);
+		for (unsigned j = h & (size - 1);; j = (j + 1) & (size - 1)) {
+			if (!set[j]) {
+				set[j] = k;
+				break;
+			}
+			if (set[j] == k) {
+				twice = true;
+				break;
+			}
+		}
+	}
+	free(set);
 	return twice;
 }
 
@@ -256,18 +257,30 @@ int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap)
 		    in->a[i].key >> 16 == KIND_XATTR))
 			err = put(&in->a[i], blob, cap, &off);
 	/* then each other label, in label order, each label's attributes
-	 * in array order: sorted by (label, index) */
-	uint64_t *order = NULL;
-	unsigned m = 0;
-	if (!err && in->n && !(order = malloc(in->n * sizeof(*order))))
+	 * in array order: a counting sort by label */
+	unsigned *start = NULL, *order = NULL;
+	bool labelled = false;
+	for (unsigned i = 0; i < in->n && !labelled; i++)
+		labelled = in->a[i].label != 0;
+	if (!err && labelled && (!(start = calloc(VERSION_LABELS + 1,
+					       sizeof(*start))) ||
+			      !(order = malloc(in->n * sizeof(*order)))))
 		err = -ENOMEM;
-	for (unsigned i = 0; i < in->n && !err; i++)
-		if (in->a[i].label)
-			order[m++] = (uint64_t)in->a[i].label << 32 | i;
-	if (m)
-		qsort(order, m, sizeof(*order), cmp_key_label);
+	unsigned m = 0;
+	if (!err && start) {
+		for (unsigned i = 0; i < in->n; i++)
+			if (in->a[i].label && in->a[i].label < VERSION_LABELS)
+				start[in->a[i].label + 1]++;
+		for (unsigned l = 1; l <= VERSION_LABELS; l++)
+			start[l] += start[l - 1];
+		m = start[VERSION_LABELS];
+		for (unsigned i = 0; i < in->n; i++)
+			if (in->a[i].label && in->a[i].label < VERSION_LABELS)
+				order[start[in->a[i].label]++] = i;
+	}
 	for (unsigned k = 0; k < m && !err; k++)
-		err = put(&in->a[(uint32_t)order[k]], blob, cap, &off);
+		err = put(&in->a[order[k]], blob, cap, &off);
+	free(start);
 	free(order);
 	return err ? err : (int)off;
 }

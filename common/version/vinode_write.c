@@ -40,8 +40,14 @@ int vinode_room(struct tux3_volume *vol, tux3_ino_t inum)
 	free(disk);
 	/* the label-0 part stays in the leaf with the SPILL attribute; the
 	 * rest may go to the chain (format.md 17.3b) */
-	if (!err && (label0 + 2 + VSPILL_PAYLOAD + STORE_GROWTH > cap ||
-		     total + STORE_GROWTH > cap + VSPILL_MAX))
+	if (!err && label0 + 2 + VSPILL_PAYLOAD + STORE_GROWTH > cap)
+		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
+				"inode %" PRIu64 ": the live version's "
+				"attributes take %u bytes, and a change needs "
+				"%u more beside them in its leaf of %u",
+				inum, label0, 2 + VSPILL_PAYLOAD +
+				STORE_GROWTH, cap);
+	else if (!err && total + STORE_GROWTH > cap + VSPILL_MAX)
 		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
 				"inode %" PRIu64 ": its versions' attributes "
 				"take %u of the %u bytes an inode may have: "

@@ -233,15 +233,20 @@ int vblob_read(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 /* The attributes of a blob as byte ranges. */
 struct span {
 	const uint8_t *p;
-	unsigned len, idx;	/* idx: its place in the blob */
+	unsigned len;
 };
 
-static int cmp_span(const void *a, const void *b)
+static uint32_t span_hash(const struct span *x)
 {
-	const struct span *x = a, *y = b;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	return memcmp(x->p, y->p, x->len);
+	uint32_t h = 2166136261u;
+	for (unsigned i = 0; i < x->len; i++)
+		h = (h ^ x->p[i]) * 16777619u;
+	return h;
+}
+
+static bool span_same(const struct span *x, const struct span *y)
+{
+	return x->len == y->len && !memcmp(x->p, y->p, x->len);
 }
 
 static int spans_of(const uint8_t *blob, unsigned len, struct span **out,
@@ -266,8 +271,7 @@ static int spans_of(const uint8_t *blob, unsigned len, struct span **out,
 			s = t;
 			cap *= 2;
 		}
-		s[k] = (struct span){ blob + off, size, k };
-		k++;
+		s[k++] = (struct span){ blob + off, size };
 		off += size;
 	}
 	*out = s;
@@ -278,34 +282,42 @@ static int spans_of(const uint8_t *blob, unsigned len, struct span **out,
 /*
  * The blob without the attributes of the old chain, when every one of
  * them is in it unchanged (1, *rest malloc'd), else 0: a store that does
- * not need to write the chain again.  Both are sorted as byte strings and
- * merged (a blob holds no attribute twice).
+ * not need to write the chain again.  The chain's attributes go into a
+ * hash set of byte strings, and each of the blob's is looked up there (a
+ * blob holds no attribute twice).
  */
 static int without_chain(const uint8_t *blob, unsigned len,
 			 const uint8_t *chain, unsigned clen, uint8_t **rest,
 			 unsigned *restlen)
 {
-	struct span *a = NULL, *sa = NULL, *c = NULL;
-	unsigned na = 0, nc = 0, found = 0;
+	struct span *a = NULL, *c = NULL;
+	unsigned na = 0, nc = 0, found = 0, size = 64;
+	unsigned *set = NULL;		/* index + 1 into c; 0 empty */
 	bool *gone = NULL;
 	int r = spans_of(blob, len, &a, &na);
 	if (!r)
 		r = spans_of(chain, clen, &c, &nc);
-	if (!r && (!(sa = malloc(na * sizeof(*sa) + 1)) ||
+	while (!r && size < 2 * nc)
+		size *= 2;
+	if (!r && (!(set = calloc(size, sizeof(*set))) ||
 		   !(gone = calloc(na + 1, sizeof(*gone)))))
 		r = -ENOMEM;
 	if (r)
 		goto out;
-	memcpy(sa, a, na * sizeof(*sa));
-	qsort(sa, na, sizeof(*sa), cmp_span);
-	qsort(c, nc, sizeof(*c), cmp_span);
-	for (unsigned i = 0, j = 0; j < nc; j++) {
-		while (i < na && cmp_span(&sa[i], &c[j]) < 0)
-			i++;
-		if (i == na || cmp_span(&sa[i], &c[j]))
-			break;
-		gone[sa[i++].idx] = true;
-		found++;
+	for (unsigned j = 0; j < nc; j++) {
+		unsigned h = span_hash(&c[j]) & (size - 1);
+		while (set[h])
+			h = (h + 1) & (size - 1);
+		set[h] = j + 1;
+	}
+	for (unsigned i = 0; i < na; i++) {
+		unsigned h = span_hash(&a[i]) & (size - 1);
+		for (; set[h]; h = (h + 1) & (size - 1))
+			if (span_same(&a[i], &c[set[h] - 1])) {
+				gone[i] = true;
+				found++;
+				break;
+			}
 	}
 	if (found == nc) {
 		uint8_t *b = malloc(len ? len : 1);
@@ -325,8 +337,8 @@ static int without_chain(const uint8_t *blob, unsigned len,
 	}
 out:
 	free(a);
-	free(sa);
 	free(c);
+	free(set);
 	free(gone);
 	return r;
 }

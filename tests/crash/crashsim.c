@@ -169,6 +169,12 @@ struct options {
 				 * delete and write snapshots */
 	bool dir_index;		/* --dir-index: mkfs -O dir_index, a base
 				 * directory near its index's threshold */
+	unsigned xattr_max;	/* --xattr-max: longest xattr value set
+				 * (default 32; above it, xattrs are set a
+				 * third of the time: at 512-byte blocks a
+				 * snapshot's old values then go past the
+				 * leaf, to the attribute chain, format.md
+				 * 17.3b) */
 };
 
 static void usage(void) __attribute__((noreturn));
@@ -177,7 +183,7 @@ static uint64_t num(const char *s);
 static struct options opt = {
 	.workload = WL_ACE, .max_states = 1024, .torn = 16, .blockbits = 12,
 	.nshards = 1, .print = 10, .every = 1,
-	.features = TUX3_FEATURE_COMPAT_DEFAULT,
+	.features = TUX3_FEATURE_COMPAT_DEFAULT, .xattr_max = 32,
 };
 
 /* ------------------------------------------------------------------ */
@@ -498,7 +504,7 @@ static void read_all(int fd, void *buf, size_t len, uint64_t off)
 				 * 191 of them at 4 KiB, and 53 more) */
 #define NAME_MAX_CS 48		/* an entry's name and its NUL */
 #define NX 3			/* xattr names, in strcmp order */
-#define XMAX 32			/* bytes of an xattr value */
+#define XMAX 160		/* bytes of an xattr value (--xattr-max) */
 #define MAXDATA (48 * 1024)	/* bytes of a file */
 static const char *const xnames[NX] = { "trusted.t", "user.k", "user.x" };
 
@@ -1867,6 +1873,27 @@ static void make_dx_base(struct work *w)
 }
 
 /* --dir-index: D has an index that is current. */
+static int spill_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
+			tux3_block_t physical, uint64_t count,
+			uint32_t version, tux3_block_t leafblock)
+{
+	(void)ino; (void)logical; (void)physical; (void)count;
+	(void)leafblock;
+	if (version == TUX3_EXTENT_SPILL)
+		*(bool *)ctx = true;
+	return 0;
+}
+
+/* Does an inode keep attributes past its leaf (format.md 17.3b)? */
+static bool spill_present(struct tux3_volume *vol)
+{
+	struct tux3_walk_ops ops = { .extent = spill_extent };
+	bool seen = false;
+	(void)tux3_walk(vol, &ops, &seen);
+	tux3_clear_error(vol);
+	return seen;
+}
+
 static bool dx_present(struct tux3_volume *vol, tux3_ino_t dir)
 {
 	struct tux3_dir_index_info info;
@@ -2149,6 +2176,11 @@ static void random_op(struct work *w, struct rng *r, struct op *o)
 		return;
 	}
 	unsigned x = rnd(r, 100);
+	/* --xattr-max: long values, set a third of the time, on the first
+	 * file that has a name: its snapshots outgrow its leaf */
+	bool hot = opt.xattr_max > 32 && rnd(r, 3) == 0;
+	if (hot)
+		x = 66;
 	memset(o, 0, sizeof(*o));
 	o->node = -1;
 	o->dir = (unsigned)pick_node(w, r, true);
@@ -2204,9 +2236,15 @@ static void random_op(struct work *w, struct rng *r, struct op *o)
 			 o->name);
 	} else if (x < 75) {
 		int n = pick_node(w, r, rnd(r, 4) == 0);
+		for (unsigned i = 0; hot && i < MN; i++)
+			if (w->cur->n[i].used && !S_ISDIR(w->cur->n[i].mode) &&
+			    w->cur->n[i].nlink) {
+				n = (int)i;
+				break;
+			}
 		o->kind = x < 72 ? OP_SETXATTR : OP_REMOVEXATTR;
 		o->xi = rnd(r, NX);
-		o->len = rnd(r, XMAX + 1);
+		o->len = rnd(r, opt.xattr_max + 1);
 		if (n < 0 || !name_of(w, (unsigned)n, o))
 			o->kind = OP_CREATE;
 	} else if (x < 78) {
@@ -2489,6 +2527,7 @@ struct stats {
 	uint64_t back2014_states;	/* the expected state is a volume
 					 * back to the 2014 format */
 	uint64_t dx_states, dx_workloads;	/* --dir-index: D indexed */
+	uint64_t spill_states;	/* an inode had an attribute chain */
 	uint64_t from_copy;	/* torn superblocks fsck takes from the copy */
 	uint64_t lints, work_errors, workloads, commits, unifies, writes;
 	unsigned printed;
@@ -2598,6 +2637,9 @@ static void print_regression(struct sim *s, const struct state *x)
 		 opt.compact ? " --compact" : opt.snapshots ? " --snapshots" : "",
 		 opt.atime ? " --atime" : "",
 		 opt.dir_index ? " --dir-index" : "");
+	if (opt.xattr_max != 32)
+		snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops),
+			 " --xattr-max %u", opt.xattr_max);
 	printf("  regression (a line for tests/crash/regressions): "
 	       "--workload %s --block-size %u --seed %" PRIu64 "%s "
 	       "--state %s\n",
@@ -2739,6 +2781,8 @@ static int check_image(struct sim *s, const struct state *x,
 		goto restore;
 	}
 	image_text(&s->text, vol);
+	if (opt.xattr_max > 32 && opt.snapshots && spill_present(vol))
+		st.spill_states++;
 	if (opt.dir_index && s->w->m.n[N_D].used &&
 	    dx_present(vol, s->w->m.n[N_D].ino)) {
 		st.dx_states++;
@@ -3531,6 +3575,7 @@ static void usage(void)
 		"WRITE:SUBSET:TORN]] [--print N]\n"
 		"                [--no-torn-super] [--no-recovery] [--list] "
 		"[--features MASK] [--snapshots] [--compact] [--dir-index]\n"
+		"                [--xattr-max N]\n"
 		"                [-v]\n");
 	exit(2);
 }
@@ -3603,6 +3648,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--ops")) {
 			opt.ops = (unsigned)num(v);
 			opt.ops_set = true;
+		} else if (!strcmp(a, "--xattr-max")) {
+			opt.xattr_max = (unsigned)num(v);
+			if (!opt.xattr_max || opt.xattr_max > XMAX)
+				usage();
 		} else if (!strcmp(a, "--max-states")) {
 			opt.max_states = (unsigned)num(v);
 		} else if (!strcmp(a, "--torn")) {
@@ -3769,6 +3818,9 @@ int main(int argc, char **argv)
 		       st.snap_states, st.pending_states,
 		       st.delete_recoveries, snapst.back2014,
 		       st.back2014_states);
+	if (opt.xattr_max > 32 && opt.snapshots)
+		printf("attribute chains: %" PRIu64 " states with one\n",
+		       st.spill_states);
 	if (opt.dir_index)
 		printf("dir index: %" PRIu64 " states with D indexed, in %"
 		       PRIu64 " of %" PRIu64 " workloads\n", st.dx_states,
