@@ -482,9 +482,20 @@ static int icheck_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 {
 	struct icheck *c = ctx;
 	const char *name = internal_name(ino);
-	(void)version; (void)leaf;
+	(void)leaf;
 	if (!physical)
 		return 0;
+	if (version == TUX3_EXTENT_SPILL) {
+		for (unsigned i = 0; i < c->n; i++)
+			if (c->q[i].block == physical) {
+				char what[80];
+				snprintf(what, sizeof(what), "inode %" PRIu64
+					 " attribute chain, block %" PRIu64,
+					 ino, logical);
+				owner_add(c, &c->q[i], what);
+			}
+		return 0;
+	}
 	for (unsigned i = 0; i < c->n; i++) {
 		uint64_t b = c->q[i].block;
 		char what[300];

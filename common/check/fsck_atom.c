@@ -688,7 +688,11 @@ static int use_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 		if (ileaf_blob(leaf, vol->blocksize, ibase + k, &blob, &len) ||
 		    !len)
 			continue;
-		if (vinode_applies(vol, ibase + k)) {
+		/* by the version rule on a volume with either mark of
+		 * versions too (pass 9 sets the other): its blobs hold
+		 * every version's xattrs, and so do the references */
+		if (vtable_marked(vol) &&
+		    ibase + k >= TUX3_ROOT_INO) {
 			int err = versioned_uses(p, ibase + k, blob, len);
 			if (err)
 				return err;

@@ -39,6 +39,10 @@
 #   snap4k         pop4k with snapshots (tux3debug snapshot create, writes
 #                  in the live version and in a snapshot): a version
 #                  table, versioned leaves
+#   spill512       small512 with eight snapshots, a file's 150-byte
+#                  xattrs changed after each: its older versions'
+#                  attributes past the leaf, in an attribute chain
+#                  (format.md 17.3b; block class spill)
 # pop4k and pop1k get twice the cases of the others.
 #
 # Damage (fsck_fuzz.py mutate): one live metadata block, found through
@@ -298,7 +302,7 @@ jobs=${FUZZ_FSCK_JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$jobs" -gt 4 ] && [ -z "${FUZZ_FSCK_JOBS:-}" ] && jobs=4
 keepdir=${FUZZ_FSCK_KEEP-$build/fuzz-fsck-failures}
 case $keepdir in /*|'') ;; *) keepdir=$(pwd)/$keepdir ;; esac
-kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k}
+kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k spill512}
 one=${FUZZ_FSCK_CASE:-}
 [ -n "$one" ] && kinds=${one%%:*}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
@@ -464,6 +468,21 @@ make_kind() {
 		"$dbg" -w -S wed -R "write $work/note /in-wed" \
 			"$work/base/snap4k.img" >> "$work/base/snap4k.log" 2>&1 &&
 		echo yes > "$work/base/snap4k.snap" ;;
+	spill512)
+		from spill512 small512 &&
+		v=$(printf '%0150d' 0) &&
+		for i in 1 2 3 4 5 6 7 8; do
+			echo "snapshot create s$i"
+			echo "setxattr /spilled user.a $i${v#?}"
+			echo "setxattr /spilled user.b $i${v#?}"
+		done > "$work/script" &&
+		"$dbg" -w -R "write $work/note /spilled" \
+			"$work/base/spill512.img" > "$work/base/spill512.log" 2>&1 &&
+		"$dbg" -w -f "$work/script" "$work/base/spill512.img" \
+			>> "$work/base/spill512.log" 2>&1 &&
+		"$dbg" -R "extents /spilled" "$work/base/spill512.img" |
+			grep -q 'attributes past the leaf' &&
+		echo yes > "$work/base/spill512.snap" ;;
 	*) echo "unknown kind"; return 1 ;;
 	esac
 }

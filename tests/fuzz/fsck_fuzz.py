@@ -156,6 +156,8 @@ def index(image, dbg, out):
                     c = 'ileaf'
                 else:
                     c = 'vleaf' if magic == b'\xbe\x7a' else 'dleaf'
+            elif 'attribute chain' in owner:
+                c = 'spill'
             elif '(the version table) data' in owner:
                 vtable.append(block)
                 continue
@@ -239,7 +241,7 @@ VT_RECORD = [('parent', 0, 2), ('flags', 2, 2), ('tag', 4, 4),
              ('name', 24, 40)]
 
 BLOCK_CLASSES = ('bnode', 'ileaf', 'oleaf', 'dleaf', 'vleaf', 'log', 'dir',
-                 'dirindex',
+                 'dirindex', 'spill',
                  'atom', 'bitmap', 'countmap')
 
 

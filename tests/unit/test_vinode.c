@@ -417,6 +417,42 @@ TEST(changed_under_2047_snapshots_64k)
 	changed_under_every_snapshot(16, 512 << 20, 2047);
 }
 
+/* The chain goes with the snapshots: deleting them one by one gives its
+ * blocks back as the attributes shrink, and the last delete leaves a
+ * 2014 volume with no chain and every block accounted for. */
+TEST(chain_goes_with_the_last_snapshot)
+{
+	const char *path = scratch_volume(9, 16 << 20,
+					  TUX3_FEATURE_COMPAT_DEFAULT);
+	struct tux3_volume *vol = open_rw(path);
+	tux3_ino_t a = make_file(vol, "a", "x");
+	char name[16];
+	for (unsigned i = 0; i < 60; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
+		struct tux3_setattr sa = { .valid = TUX3_SET_MTIME,
+					   .mtime_ns = (int64_t)i * 1000 };
+		CHECK_EQ(tux3_setattr(vol, a, &sa), 0);
+	}
+	CHECK_EQ(tux3_sync(vol), 0);
+	uint64_t chain = spill_blocks(vol);
+	CHECK(chain >= 2);
+	for (unsigned i = 0; i < 60; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_delete(vol, name), 0);
+		if (i == 40)	/* fewer versions, a shorter chain */
+			CHECK(spill_blocks(vol) < chain);
+	}
+	CHECK(!vtable_marked(vol));
+	CHECK_EQ(spill_blocks(vol), 0);
+	CHECK_EQ(tux3_check_alloc(vol, NULL, NULL), 0);
+	struct tux3_stat st;
+	CHECK_EQ(tux3_stat(vol, a, &st), 0);
+	CHECK_EQ(st.mtime_ns, 59000);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+}
+
 /* Past what even the chain holds (every version its own 3,500-byte
  * xattr: 1 MiB in about 300 versions) a change is refused cleanly,
  * before it starts. */
