@@ -375,8 +375,9 @@ static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
 	}
 	CHECK_EQ(tux3_umount(vol), 0);
 	CHECK_EQ(tux3_open(path, TUX3_OPEN_RDONLY, &vol), 0);
-	/* about 30 bytes a version: the chain holds most of them */
-	CHECK(spill_blocks(vol) * bs > (uint64_t)snaps * 20);
+	/* about 40 bytes a version: past the leaf, the chain holds most */
+	if ((uint64_t)snaps * 40 > bs)
+		CHECK(spill_blocks(vol) * bs > (uint64_t)snaps * 20);
 	for (unsigned i = 1; i <= snaps; i += i < 40 ? 1 : 61) {
 		/* snapshot s(i) was taken after i - 1 changes */
 		snprintf(name, sizeof(name), "s%u", i);
@@ -402,19 +403,21 @@ static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
 	fsck_clean(path);
 }
 
+/* (the sanitizer build: a quarter of them, which at 64 KiB fit the leaf;
+ * its allocator maps and unmaps every 64 KiB buffer, 90 s for all) */
 TEST(changed_under_2047_snapshots_4k)
 {
-	changed_under_every_snapshot(12, 64 << 20, 2047);
+	changed_under_every_snapshot(12, 64 << 20, SANITIZER_SHARE(2047, 4));
 }
 
 TEST(changed_under_2047_snapshots_512)
 {
-	changed_under_every_snapshot(9, 64 << 20, 2047);
+	changed_under_every_snapshot(9, 64 << 20, SANITIZER_SHARE(2047, 4));
 }
 
 TEST(changed_under_2047_snapshots_64k)
 {
-	changed_under_every_snapshot(16, 512 << 20, 2047);
+	changed_under_every_snapshot(16, 512 << 20, SANITIZER_SHARE(2047, 4));
 }
 
 /* The chain goes with the snapshots: deleting them one by one gives its
