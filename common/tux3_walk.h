@@ -47,6 +47,12 @@ struct tux3_node_info {
  * chain (format.md 17.3b: versioned attributes past the leaf), logical
  * its place in the chain: metadata of the inode, not file data. */
 #define TUX3_EXTENT_SPILL	0x10000u
+/* The same for the blocks of an element chain (format.md 17.3c: the
+ * elements of one logical block past its leaf), logical its place in the
+ * chain; the elements themselves come as extents of their labels. */
+#define TUX3_EXTENT_ELIST	0x10001u
+/* Either: an inode's metadata outside its trees. */
+#define TUX3_EXTENT_META(version)	((version) >= TUX3_EXTENT_SPILL)
 
 struct tux3_attr_desc {
 	unsigned kind, version, offset, size;

@@ -834,6 +834,7 @@ struct labelled {
 	struct { uint64_t logical, physical, count; uint32_t label; } r[512];
 	unsigned spill;			/* blocks of the attribute chain */
 	uint64_t spill_first;
+	unsigned echain;		/* blocks of element chains */
 };
 
 static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
@@ -845,6 +846,10 @@ static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 	if (version == TUX3_EXTENT_SPILL) {
 		if (!l->spill++)
 			l->spill_first = physical;
+		return 0;
+	}
+	if (version == TUX3_EXTENT_ELIST) {
+		l->echain++;
 		return 0;
 	}
 	l->versioned |= version != 0;
@@ -868,6 +873,9 @@ static void print_labelled(struct shell *sh, tux3_ino_t ino)
 		fprintf(sh->out, "attributes past the leaf: a chain of %u "
 			"block%s from block %" PRIu64 "\n", l.spill,
 			l.spill == 1 ? "" : "s", l.spill_first);
+	if (l.echain)
+		fprintf(sh->out, "element lists past the leaf: %u chain "
+			"block%s\n", l.echain, l.echain == 1 ? "" : "s");
 	if (!l.versioned)
 		return;
 	fprintf(sh->out, "elements of every version (label 0: live):\n");

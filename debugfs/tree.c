@@ -485,13 +485,14 @@ static int icheck_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 	(void)leaf;
 	if (!physical)
 		return 0;
-	if (version == TUX3_EXTENT_SPILL) {
+	if (TUX3_EXTENT_META(version)) {
 		for (unsigned i = 0; i < c->n; i++)
 			if (c->q[i].block == physical) {
 				char what[80];
 				snprintf(what, sizeof(what), "inode %" PRIu64
-					 " attribute chain, block %" PRIu64,
-					 ino, logical);
+					 " %s chain, block %" PRIu64, ino,
+					 version == TUX3_EXTENT_SPILL ?
+					 "attribute" : "element", logical);
 				owner_add(c, &c->q[i], what);
 			}
 		return 0;

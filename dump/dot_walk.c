@@ -168,7 +168,7 @@ static int file_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 	struct ctx *c = ctx;
 	int n = dot_find(c->m, DK_VERSION, VERSION_FILE_ID + ino);
 	(void)leafblock;
-	if (n < 0 || version == TUX3_EXTENT_SPILL)
+	if (n < 0 || TUX3_EXTENT_META(version))
 		return 0;
 	if (physical)
 		dot_line(c->m, n, "blocks %" PRIu64 "-%" PRIu64 ": version %"
@@ -527,12 +527,14 @@ static int on_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 {
 	struct ctx *c = ctx;
 	char ver[24] = "";
-	if (version == TUX3_EXTENT_SPILL) {
-		/* versioned attributes past the leaf (format.md 17.3b) */
+	if (TUX3_EXTENT_META(version)) {
+		/* versioned attributes, or one block's elements, past the
+		 * leaf (format.md 17.3b, 17.3c) */
 		int i = ino == c->cur_ino ? c->cur_inode :
 			dot_find(c->m, DK_INODE, ino);
-		dot_line(c->m, i, "attribute chain %" PRIu64 " -> block %"
-			 PRIu64, logical, physical);
+		dot_line(c->m, i, "%s chain %" PRIu64 " -> block %" PRIu64,
+			 version == TUX3_EXTENT_SPILL ? "attribute" : "element",
+			 logical, physical);
 		return 0;
 	}
 	if (version)

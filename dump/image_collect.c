@@ -342,8 +342,8 @@ static int cb_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 	int e;
 	(void)leafblock;
 	/* an inode's attribute chain is metadata, whatever the inode */
-	if (version == TUX3_EXTENT_SPILL && ino == c->ino && physical)
-		return mark(c, physical, count, "attribute chain");
+	if (TUX3_EXTENT_META(version) && ino == c->ino && physical)
+		return mark(c, physical, count, "metadata chain");
 	if (ino != c->ino || !physical || c->kind == K_SKIP)
 		return 0;
 	if (physical >= im->volblocks) {

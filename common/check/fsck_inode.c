@@ -403,13 +403,56 @@ static int dleaf_extents(struct dwalk *w, const uint8_t *leaf)
 	return 0;
 }
 
+static void error_what(struct tux3_volume *vol, tux3_ino_t inum, int err,
+		       char *what, size_t len);
+
+/* An element chain (format.md 17.3c): its blocks are the tree's, as its
+ * nodes are, and each element owns its block; one that does not read is
+ * the leaf's damage. */
+static int echain_extents(struct dwalk *w, uint64_t leafblock,
+			  const struct vextent *r)
+{
+	struct tux3_volume *vol = w->p->vol;
+	struct vextents elem = { 0 };
+	uint64_t *blocks;
+	unsigned n;
+	int err = vechain_blocks(vol, w->inum, r->logical, r->phys, &elem,
+				 &blocks, &n);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		char what[300];
+		error_what(vol, w->inum, err, what, sizeof(what));
+		return w->ops->bad ? w->ops->bad(w, leafblock, what) : 0;
+	}
+	for (unsigned k = 0; k < n && !err; k++)
+		err = w->ops->node ? w->ops->node(w, blocks[k], false) : 0;
+	for (unsigned k = 0; k < elem.n && !err; k++) {
+		uint64_t b = elem.r[k].phys;
+		if (b)
+			err = extent_inside(vol, b, 1) ?
+			      w->ops->extent(w, r->logical, b, 1) :
+			      w->ops->outside(w, r->logical, b, 1);
+	}
+	free(elem.r);
+	free(blocks);
+	return err;
+}
+
 /* A versioned leaf: every mapped record, whatever its label (each
  * element owns its blocks). */
-static int vleaf_extents(struct dwalk *w, const uint8_t *leaf)
+static int vleaf_extents(struct dwalk *w, const uint8_t *leaf,
+			 uint64_t leafblock)
 {
 	for (unsigned i = 0; i < vleaf_count(leaf); i++) {
 		struct vextent x;
 		vleaf_get(leaf, i, &x);
+		if (x.flags & VEXT_ELIST) {
+			int err = echain_extents(w, leafblock, &x);
+			if (err)
+				return err;
+			continue;
+		}
 		if (!x.phys)
 			continue;
 		int err = extent_inside(w->p->vol, x.phys, x.count) ?
@@ -430,7 +473,8 @@ static int dw_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	dw_range(w, w->depth - 1, &l, &h);
 	int err = w->ops->node ? w->ops->node(w, blocknr, true) : 0;
 	if (!err)
-		err = be16(leaf) == TUX3_MAGIC_VLEAF ? vleaf_extents(w, leaf) :
+		err = be16(leaf) == TUX3_MAGIC_VLEAF ?
+		      vleaf_extents(w, leaf, blocknr) :
 		      dleaf_extents(w, leaf);
 	if (err)
 		w->err = err;

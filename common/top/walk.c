@@ -204,6 +204,37 @@ static int visit_dleaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	return 0;
 }
 
+/* An element chain (format.md 17.3c): its blocks, metadata of the
+ * inode, then each element as an extent of its label; a chain that does
+ * not read is the leaf's damage. */
+static int visit_echain(struct walk *w, struct btree *bt, uint64_t blocknr,
+			const struct vextent *x)
+{
+	struct vextents elem = { 0 };
+	uint64_t *blocks;
+	unsigned n;
+	int r = vechain_blocks(w->vol, bt->owner, x->logical, x->phys, &elem,
+			       &blocks, &n);
+	if (r) {
+		struct tux3_walk_error e = {
+			.site = TUX3_SITE_LEAF, .tree = TUX3_TREE_DTREE,
+			.owner = bt->owner, .block = blocknr,
+			.parent = TUX3_NONE,
+		};
+		return contain_at(w, r, &e);
+	}
+	for (unsigned k = 0; k < n && r >= 0; k++)
+		r = w->ops->extent(w->ctx, bt->owner, k, blocks[k], 1,
+				   TUX3_EXTENT_ELIST, blocknr);
+	for (unsigned k = 0; k < elem.n && r >= 0; k++)
+		r = w->ops->extent(w->ctx, bt->owner, x->logical,
+				   elem.r[k].phys, 1, elem.r[k].label,
+				   blocknr);
+	free(elem.r);
+	free(blocks);
+	return r;
+}
+
 /* A versioned leaf: one extent per record, .version its label (a hole
  * element has physical 0). */
 static int visit_vleaf(void *ctx, struct btree *bt, uint64_t blocknr,
@@ -216,8 +247,11 @@ static int visit_vleaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	for (unsigned i = 0; i < vleaf_count(leaf); i++) {
 		struct vextent x;
 		vleaf_get(leaf, i, &x);
-		r = w->ops->extent(w->ctx, bt->owner, x.logical, x.phys,
-				   x.count, x.label, blocknr);
+		if (x.flags & VEXT_ELIST)
+			r = visit_echain(w, bt, blocknr, &x);
+		else
+			r = w->ops->extent(w->ctx, bt->owner, x.logical,
+					   x.phys, x.count, x.label, blocknr);
 		if (r < 0)
 			return r;
 	}

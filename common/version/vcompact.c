@@ -60,7 +60,7 @@ static int collect_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 	for (unsigned i = 0; i < vleaf_count(buf) && !err; i++) {
 		struct vextent r;
 		vleaf_get(buf, i, &r);
-		if (r.label != VERSION_ORIGIN) {
+		if (r.label != VERSION_ORIGIN || (r.flags & VEXT_ELIST)) {
 			l->foreign_block = blocknr;
 			l->foreign_label = r.label;
 			return -EUCLEAN;

@@ -237,6 +237,7 @@ struct vextent {
 	uint32_t count;
 	uint16_t label;
 	uint64_t phys;
+	uint8_t flags;		/* on disk only: VEXT_ELIST (vleaf.h) */
 };
 
 struct vextents {

@@ -153,11 +153,6 @@ int vextents_alloc(struct vextents *x, unsigned cap)
 	return x->r ? 0 : -ENOMEM;
 }
 
-int vextents_load(const uint8_t *leaf, struct vextents *x)
-{
-	x->n = 0;
-	return vleaf_load(leaf, x);
-}
 
 /* ---- reading ---- */
 
@@ -237,15 +232,14 @@ int vfilemap_walk(struct tux3_volume *vol, const struct inode *inode,
 	if (kind != VFM_VLEAF)
 		return filemap_walk(vol, inode, start, end, fn, ctx);
 
-	unsigned cap = vleaf_capacity(vol->blocksize);
+	unsigned cap = vleaf_capacity(vol->blocksize), nbounds = 0;
 	struct btree bt = vfilemap_tree(vol, inode, &vdtree_ops);
 	struct cursor c = { 0 };
 	struct seg_emit s = { .fn = fn, .ctx = ctx };
 	struct vextents x;
-	uint64_t *bounds = malloc((2 * (size_t)cap + 2) * sizeof(*bounds));
+	uint64_t *bounds = NULL;
 	struct velem *e = malloc(VERSION_LABELS * sizeof(*e));
-	if (!bounds || !e || vextents_alloc(&x, cap)) {
-		free(bounds);
+	if (!e || vextents_alloc(&x, cap)) {
 		free(e);
 		return -ENOMEM;
 	}
@@ -253,8 +247,20 @@ int vfilemap_walk(struct tux3_volume *vol, const struct inode *inode,
 	while (!err) {
 		uint64_t lo, hi;
 		cursor_leaf_range(&c, &lo, &hi);
-		if ((err = vextents_load(cursor_leaf(&c), &x)))
+		if ((err = vextents_load_vol(vol, inode->inum, cursor_leaf(&c),
+					     &x, NULL)))
 			break;
+		if (2 * x.n + 2 > nbounds) {
+			/* an element chain's block brings many records */
+			uint64_t *nb = realloc(bounds, (2 * (size_t)x.n + 2) *
+					       sizeof(*bounds));
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			bounds = nb;
+			nbounds = 2 * x.n + 2;
+		}
 		err = walk_leaf(vt, &x, label, lo > start ? lo : start,
 				hi < end ? hi : end, cursor_leaf_block(&c), &s,
 				bounds, e);
@@ -294,7 +300,8 @@ static int each_leaf(struct tux3_volume *vol, const struct inode *inode,
 		return -ENOMEM;
 	err = btree_probe(&bt, 0, &c);
 	while (!err) {
-		if ((err = vextents_load(cursor_leaf(&c), &x)))
+		if ((err = vextents_load_vol(vol, inode->inum, cursor_leaf(&c),
+					     &x, NULL)))
 			break;
 		fn(ctx, &x);
 		err = btree_next_leaf(&c);

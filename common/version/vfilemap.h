@@ -119,9 +119,44 @@ struct btree vfilemap_tree(struct tux3_volume *vol, const struct inode *inode,
 uint64_t vextents_read_at(struct vtree *vt, const struct vextents *x,
 			  unsigned label, uint64_t logical, struct velem *e);
 int vextents_alloc(struct vextents *x, unsigned cap);
-/* A leaf's records loaded into x (emptied first). */
-int vextents_load(const uint8_t *leaf, struct vextents *x);
 int vdtree_leaf_split(struct tux3_volume *vol, uint8_t *leaf,
 		      uint8_t *newleaf, uint64_t *sep);
+
+/* ---- vechain.c: element lists past the leaf (format.md 17.3c) ---- */
+/* A chain a leaf's load met: where, its blocks, its elements. */
+struct vechain_old {
+	uint64_t logical, first;
+	uint64_t *blocks;
+	struct vextent *elem;
+	unsigned nblocks, nelem;
+	bool kept;		/* the store named it again */
+};
+struct vechain_seen {
+	struct vechain_old *v;
+	unsigned n, cap;
+};
+void vechain_seen_reset(struct vechain_seen *s);
+void vechain_seen_free(struct vechain_seen *s);
+unsigned vechain_per_block(unsigned blocksize);
+/* x->cap grown to need records at least. */
+int vextents_reserve(struct vextents *x, unsigned need);
+/* A leaf's records loaded into x (emptied first, grown as needed), an
+ * ELIST record's chain read (every field checked: -EUCLEAN named) and
+ * its elements put in its place as one-block records; the chains noted
+ * in seen (may be NULL).  x then has room for one change. */
+int vextents_load_vol(struct tux3_volume *vol, tux3_ino_t inum,
+		      const uint8_t *leaf, struct vextents *x,
+		      struct vechain_seen *seen);
+/* One chain's elements (elem emptied first, grown) and blocks
+ * (malloc'd). */
+int vechain_blocks(struct tux3_volume *vol, tux3_ino_t inum,
+		   uint64_t logical, uint64_t first, struct vextents *elem,
+		   uint64_t **blocks, unsigned *nblocks);
+/* A new chain of elem[0..nelem) (one-block records of logical, sorted by
+ * label) written to blocks allocated near goal: *blocks (malloc'd, the
+ * first one first) are the caller's to log (BALLOC) or give back. */
+int vechain_write(struct tux3_volume *vol, tux3_ino_t inum, uint64_t logical,
+		  const struct vextent *elem, unsigned nelem, uint64_t goal,
+		  uint64_t **blocks, unsigned *nblocks);
 
 #endif

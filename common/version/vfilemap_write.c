@@ -171,6 +171,151 @@ static int can_split(struct tux3_volume *vol, const uint8_t *leaf,
 	return err;
 }
 
+/* ---- element lists past the leaf (vechain.c, format.md 17.3c) ---- */
+
+static int cmp_logical_label(const void *a, const void *b)
+{
+	const struct vextent *x = a, *y = b;
+	if (x->logical != y->logical)
+		return x->logical < y->logical ? -1 : 1;
+	return x->label < y->label ? -1 : x->label > y->label;
+}
+
+/* The logical block in [lo, hi) with the most elements (records covering
+ * it), and how many. */
+static unsigned busiest(const struct vextents *x, uint64_t lo, uint64_t hi,
+			uint64_t *at)
+{
+	unsigned best = 0;
+	for (unsigned i = 0; i < x->n; i++) {
+		uint64_t l = x->r[i].logical;
+		if (l < lo || l >= hi || (i && x->r[i - 1].logical == l))
+			continue;
+		unsigned m = 0;
+		for (unsigned j = 0; j < x->n && x->r[j].logical <= l; j++)
+			m += l < x->r[j].logical + x->r[j].count;
+		if (m > best) {
+			best = m;
+			*at = l;
+		}
+	}
+	return best;
+}
+
+/* Every record covering logical cut so that its element there is a
+ * one-block record of its own (x stays sorted; room for two more pieces
+ * per record is made). */
+static int cut_around(struct vextents *x, uint64_t logical)
+{
+	unsigned n = x->n;
+	int err = vextents_reserve(x, n + 2 * n);
+	for (unsigned i = 0; i < n && !err; i++) {
+		struct vextent r = x->r[i];
+		uint64_t end = r.logical + r.count;
+		if (r.logical > logical || end <= logical || r.count == 1)
+			continue;
+		uint64_t off = logical - r.logical;
+		x->r[i].logical = logical;
+		x->r[i].count = 1;
+		x->r[i].phys = r.phys ? r.phys + off : 0;
+		if (off)
+			x->r[x->n++] = (struct vextent){ .logical = r.logical,
+				.count = (uint32_t)off, .label = r.label,
+				.phys = r.phys };
+		if (end > logical + 1)
+			x->r[x->n++] = (struct vextent){
+				.logical = logical + 1,
+				.count = (uint32_t)(end - logical - 1),
+				.label = r.label,
+				.phys = r.phys ? r.phys + off + 1 : 0 };
+	}
+	if (!err)
+		qsort(x->r, x->n, sizeof(*x->r), cmp_logical_label);
+	return err;
+}
+
+static bool same_elements(const struct vechain_old *o, const struct vextent *e,
+			  unsigned n)
+{
+	if (o->nelem != n)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (o->elem[i].label != e[i].label ||
+		    o->elem[i].phys != e[i].phys)
+			return false;
+	return true;
+}
+
+/* The elements of the busiest block of x moved to a chain (the one the
+ * load met when they are the same, else a new one: its blocks go to
+ * u->alloc) and one ELIST record put in their place.  -ENOSPC: no block
+ * has more than one element. */
+static int externalize(struct tux3_volume *vol, tux3_ino_t inum,
+		       struct vextents *x, uint64_t lo, uint64_t hi,
+		       struct vechain_seen *seen, struct blist *alloc)
+{
+	uint64_t at = 0;
+	if (busiest(x, lo, hi, &at) < 2)
+		return -ENOSPC;
+	int err = cut_around(x, at);
+	if (err)
+		return err;
+	unsigned a = 0, b;
+	while (a < x->n && x->r[a].logical < at)
+		a++;
+	for (b = a; b < x->n && x->r[b].logical == at; b++)
+		;
+	uint64_t first = 0;
+	for (unsigned i = 0; seen && i < seen->n && !first; i++)
+		if (seen->v[i].logical == at && !seen->v[i].kept &&
+		    same_elements(&seen->v[i], x->r + a, b - a)) {
+			seen->v[i].kept = true;
+			first = seen->v[i].first;
+		}
+	if (!first) {
+		uint64_t *blocks;
+		unsigned n;
+		uint64_t goal = x->r[a].phys ? x->r[a].phys : lo;
+		if ((err = vechain_write(vol, inum, at, x->r + a, b - a, goal,
+					 &blocks, &n)))
+			return err;
+		for (unsigned i = 0; i < n && !err; i++)
+			err = blist_add(alloc, blocks[i]);
+		first = blocks[0];
+		free(blocks);
+		if (err)
+			return err;
+	}
+	x->r[a] = (struct vextent){ .logical = at, .count = 1,
+				    .label = VERSION_ORIGIN, .phys = first,
+				    .flags = VEXT_ELIST };
+	memmove(x->r + a + 1, x->r + b, (x->n - b) * sizeof(*x->r));
+	x->n -= b - a - 1;
+	return 0;
+}
+
+/*
+ * The records stored as the leaf covering [lo, hi).  With chains allowed,
+ * a set that does not fit moves its busiest blocks' elements out until it
+ * does.  Once stored, the chains the load met that the leaf no longer
+ * names are released with u->freed.
+ */
+static int store_leaf(struct tux3_volume *vol, tux3_ino_t inum, uint8_t *leaf,
+		      struct vextents *x, uint64_t lo, uint64_t hi,
+		      bool chains, struct vechain_seen *seen,
+		      struct blist *alloc, struct blist *freed)
+{
+	int err = vleaf_store(leaf, vol->blocksize, x, lo, hi);
+	while (err == -ENOSPC && chains &&
+	       !(err = externalize(vol, inum, x, lo, hi, seen, alloc)))
+		err = vleaf_store(leaf, vol->blocksize, x, lo, hi);
+	for (unsigned i = 0; !err && seen && i < seen->n; i++)
+		for (unsigned k = 0; !seen->v[i].kept && !err &&
+		     k < seen->v[i].nblocks; k++)
+			err = blist_add(freed, seen->v[i].blocks[k]);
+	return err;
+}
+
 /* An empty one-leaf tree goes (the file has no data in any version). */
 static int drop_if_empty(struct tux3_volume *vol, struct inode *inode)
 {
@@ -322,6 +467,7 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 
 	struct btree bt = vfilemap_tree(vol, inode, &vdtree_ops);
 	struct vextents x;
+	struct vechain_seen seen = { 0 };
 	struct uctx u = { .vol = vol };
 	struct velem *e = malloc(VERSION_LABELS * sizeof(*e));
 	if (!e || vextents_alloc(&x, vleaf_capacity(vol->blocksize) + 16)) {
@@ -330,6 +476,7 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 	}
 	uint64_t pos = logical, end = logical + count;
 	uint64_t limit = VEXT_WRITE_MAX;
+	bool chains = false;	/* a block's elements may leave the leaf */
 	while (pos < end) {
 		struct wpath p;
 		bool moved = false, fits;
@@ -341,7 +488,8 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 		uint64_t n = (hi < end ? hi : end) - pos;
 		if (n > limit)
 			n = limit;
-		if ((err = vextents_load(leaf, &x)))
+		if ((err = vextents_load_vol(vol, inode->inum, leaf, &x,
+					     &seen)))
 			break;
 		u.goal = data_goal(vol, inode, vt, &x, *label, pos, lo, e);
 		u.err = 0;
@@ -351,7 +499,9 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 		if (u.err)
 			err = u.err;
 		else if (!err)
-			err = vleaf_store(leaf, vol->blocksize, &x, lo, hi);
+			err = store_leaf(vol, inode->inum, leaf, &x, lo, hi,
+					 chains || seen.n, &seen, &u.alloc,
+					 &u.freed);
 		fits = !(err == -ENOSPC && !u.err);
 		if (err) {
 			int e2 = undo_allocs(vol, &u.alloc);
@@ -379,6 +529,12 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 				limit = n / 2;
 				continue;
 			}
+			if (!chains) {
+				/* one block with more elements than a
+				 * leaf holds: they go to a chain */
+				chains = true;
+				continue;
+			}
 			err = -ENOSPC;
 			break;
 		}
@@ -389,6 +545,7 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 			break;
 		pos += n;
 		limit = VEXT_WRITE_MAX;
+		chains = false;
 	}
 	if (err)
 		memset(written + (pos - logical), 0,
@@ -399,6 +556,7 @@ int vfilemap_update(struct tux3_volume *vol, struct inode *inode,
 	free(u.freed.v);
 	free(x.r);
 	free(e);
+	vechain_seen_free(&seen);
 	return err;
 }
 
@@ -459,6 +617,7 @@ static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
 	unsigned cap = vleaf_capacity(vol->blocksize) + 16;
 	struct btree bt = vfilemap_tree(vol, inode, &vdtree_ops);
 	struct vextents x, y;
+	struct vechain_seen seen = { 0 };
 	struct uctx u = { .vol = vol };
 	if (vextents_alloc(&x, cap) || vextents_alloc(&y, cap)) {
 		free(x.r);
@@ -472,9 +631,12 @@ static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
 		err = btree_probe(&bt, key, &c);
 		if (!err) {
 			cursor_leaf_range(&c, &lo, &hi);
-			err = vextents_load(cursor_leaf(&c), &x);
+			err = vextents_load_vol(vol, inode->inum,
+						cursor_leaf(&c), &x, NULL);
 		}
 		cursor_release(&c);
+		if (!err)
+			err = vextents_reserve(&y, x.cap);
 		if (err)
 			break;
 		memcpy(y.r, x.r, x.n * sizeof(*x.r));
@@ -494,15 +656,23 @@ static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
 		if ((err = probe_leaf(vol, inode, &bt, key, &p, &leaf, &lo,
 				      &hi)))
 			break;
-		if ((err = vextents_load(leaf, &x)))
+		if ((err = vextents_load_vol(vol, inode->inum, leaf, &x,
+					     &seen)))
 			break;
 		u.err = 0;
 		u.freed.n = 0;
+		u.alloc.n = 0;
 		err = leaf_op(vt, plan, &x, u_free, &u);
 		if (u.err)
 			err = u.err;
 		else if (!err)
-			err = vleaf_store(leaf, vol->blocksize, &x, lo, hi);
+			err = store_leaf(vol, inode->inum, leaf, &x, lo, hi,
+					 true, &seen, &u.alloc, &u.freed);
+		if (err && u.alloc.n) {
+			int e2 = undo_allocs(vol, &u.alloc);
+			if (!err)
+				err = e2;
+		}
 		if (err == -ENOSPC && !u.err) {
 			u.freed.n = 0;
 			if ((err = can_split(vol, leaf, &split)))
@@ -518,7 +688,8 @@ static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
 				break;
 			continue;	/* the same key: its left part */
 		}
-		if (err || (err = release_list(vol, &u.freed)))
+		if (err || (err = keep_allocs(vol, &u.alloc)) ||
+		    (err = release_list(vol, &u.freed)))
 			break;
 		if (hi >= TUX3_KEY_LIMIT)
 			break;
@@ -530,22 +701,51 @@ static int apply_to_leaves(struct tux3_volume *vol, struct inode *inode,
 	free(u.alloc.v);
 	free(x.r);
 	free(y.r);
+	vechain_seen_free(&seen);
 	return err;
 }
 
 /* ---- destroying ---- */
 
+struct destroy {
+	struct tux3_volume *vol;
+	tux3_ino_t inum;
+	struct blist data;
+};
+
+/* An element chain's blocks and every element's data block. */
+static int destroy_chain(struct destroy *d, const struct vextent *r)
+{
+	struct vextents elem = { 0 };
+	uint64_t *blocks;
+	unsigned n;
+	int err = vechain_blocks(d->vol, d->inum, r->logical, r->phys, &elem,
+				 &blocks, &n);
+	for (unsigned k = 0; k < elem.n && !err; k++)
+		if (elem.r[k].phys)
+			err = blist_add(&d->data, elem.r[k].phys);
+	for (unsigned k = 0; k < n && !err; k++)
+		err = blist_add(&d->data, blocks[k]);
+	free(elem.r);
+	free(blocks);
+	return err;
+}
+
 static int destroy_leaf(void *ctx, struct btree *bt, uint64_t blocknr,
 			const uint8_t *buf, uint64_t lo, uint64_t hi)
 {
-	struct blist *data = ctx;
+	struct destroy *d = ctx;
 	int err = 0;
 	(void)bt; (void)blocknr; (void)lo; (void)hi;
 	for (unsigned i = 0; i < vleaf_count(buf) && !err; i++) {
 		struct vextent r;
 		vleaf_get(buf, i, &r);
+		if (r.flags & VEXT_ELIST) {
+			err = destroy_chain(d, &r);
+			continue;
+		}
 		for (uint32_t k = 0; k < r.count && r.phys && !err; k++)
-			err = blist_add(data, r.phys + k);
+			err = blist_add(&d->data, r.phys + k);
 	}
 	return err;
 }
@@ -558,16 +758,16 @@ int vfilemap_destroy(struct tux3_volume *vol, struct inode *inode)
 		return err ? err : -EINVAL;
 	static const struct btree_visit visit = { .leaf = destroy_leaf };
 	struct btree bt = vfilemap_tree(vol, inode, &vdtree_ops);
-	struct blist data = { 0 };
-	/* every version's data, then the nodes; a damaged tree frees
-	 * nothing */
-	err = btree_traverse(&bt, &visit, &data);
+	struct destroy d = { .vol = vol, .inum = inode->inum };
+	/* every version's data and element chains, then the nodes; a
+	 * damaged tree frees nothing */
+	err = btree_traverse(&bt, &visit, &d);
 	if (!err)
 		err = btree_free_nodes(&bt);
 	if (!err)
-		err = release_list(vol, &data);
+		err = release_list(vol, &d.data);
 	if (!err)
 		inode->dtree = 0;
-	free(data.v);
+	free(d.data.v);
 	return err;
 }

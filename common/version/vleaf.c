@@ -20,7 +20,7 @@
  * |                | 0-15   | count: blocks, 1..65535               |
  * | 1 (bytes 8-15) | 16-63  | physical block (0 = a hole element)   |
  * |                | 4-15   | label (the version, 12 bits)          |
- * |                | 0-3    | flags: 0 (reserved)                   |
+ * |                | 0-3    | flags: 1 ELIST (format.md 17.3c)      |
  *
  * i.e. word 0 = logical << 16 | count, word 1 = physical << 16 |
  * label << 4 | flags.  The record is the element [label, physical + i]
@@ -30,14 +30,16 @@
  * Rules (vleaf_check), for a leaf covering the key range [lo, hi):
  *   - magic 0xbe7a; the spare word is 0;
  *   - count <= capacity = (blocksize - 8) / 16;
- *   - each record: count 1..65535, flags 0, lo <= logical and
+ *   - each record: count 1..65535, flags 0 or ELIST, lo <= logical and
  *     logical + count <= hi (a record never crosses a leaf boundary: a
  *     split cuts it in two);
  *   - records strictly increase in (logical, label);
  *   - records of one label do not overlap (one element per label per
  *     block);
  *   - a mapped record's blocks [physical, physical + count) lie inside
- *     the volume, [1, volblocks).
+ *     the volume, [1, volblocks);
+ *   - an ELIST record has count 1, label 0, a chain block inside the
+ *     volume, and no other record covers its logical block.
  * Labels are not checked against the version table here; fsck does that
  * (17.5), together with the element-list rules across records.
  *
@@ -90,12 +92,14 @@ static void vrec_get(const uint8_t *leaf, unsigned i, struct vrec *r)
 }
 
 static void vrec_put(uint8_t *leaf, unsigned i, uint64_t logical,
-		     unsigned count, unsigned label, uint64_t physical)
+		     unsigned count, unsigned label, uint64_t physical,
+		     unsigned flags)
 {
 	uint8_t *p = leaf + VLEAF_HEADER + VLEAF_RECORD * i;
 	put_be64(p, (logical & TUX3_MAX_BLOCK) << 16 | (count & 0xffff));
 	put_be64(p + 8, (physical & TUX3_MAX_BLOCK) << 16 |
-		 (uint64_t)(label & VLEAF_LABEL_MASK) << 4);
+		 (uint64_t)(label & VLEAF_LABEL_MASK) << 4 |
+		 (flags & VLEAF_FLAGS_MASK));
 }
 
 void vleaf_get(const uint8_t *leaf, unsigned i, struct vextent *r)
@@ -105,6 +109,7 @@ void vleaf_get(const uint8_t *leaf, unsigned i, struct vextent *r)
 	r->logical = v.logical;
 	r->count = v.count;
 	r->label = (uint16_t)v.label;
+	r->flags = (uint8_t)v.flags;
 	r->phys = v.physical;
 }
 
@@ -130,6 +135,7 @@ static int vleaf_verify(struct tux3_volume *vol, const uint8_t *leaf,
 	/* per label: index + 1 of its latest record (0: none yet) */
 	uint16_t last[VERSION_LABELS];
 	struct vrec r, prev = { 0 }, same;
+	uint64_t reach = 0;	/* the end of every record so far */
 
 #define BAD(off, ...) (vol ? vol_error(vol, -EUCLEAN, blocknr, TUX3_NONE, \
 				       (off), __VA_ARGS__) : -EUCLEAN)
@@ -149,9 +155,22 @@ static int vleaf_verify(struct tux3_volume *vol, const uint8_t *leaf,
 		if (!r.count)
 			return BAD(off, "vleaf: record %u at logical %" PRIu64
 				   " has count 0", i, r.logical);
-		if (r.flags)
+		if (r.flags & ~VEXT_ELIST)
 			return BAD(off + 8, "vleaf: record %u has flags 0x%x "
-				   "(must be 0)", i, r.flags);
+				   "(only 0x%x is defined)", i, r.flags,
+				   VEXT_ELIST);
+		if (r.flags && (r.count != 1 || r.label || !r.physical))
+			return BAD(off, "vleaf: element-list record %u at "
+				   "logical %" PRIu64 " has count %u, label "
+				   "%u, chain %" PRIu64 " (must be 1, 0, a "
+				   "block)", i, r.logical, r.count, r.label,
+				   r.physical);
+		if ((r.flags && reach > r.logical) ||
+		    (i && (prev.flags & VEXT_ELIST) &&
+		     r.logical == prev.logical))
+			return BAD(off, "vleaf: record %u at logical %" PRIu64
+				   " shares its block with an element-list "
+				   "record", i, r.logical);
 		if (r.logical < lo || r.logical + r.count > hi)
 			return BAD(off, "vleaf: record %u %" PRIu64 "+%u "
 				   "outside the key range %" PRIu64 "..%"
@@ -183,6 +202,8 @@ static int vleaf_verify(struct tux3_volume *vol, const uint8_t *leaf,
 				   "volume", i, r.physical, r.count,
 				   r.logical);
 		last[r.label] = (uint16_t)(i + 1);
+		if (r.logical + r.count > reach)
+			reach = r.logical + r.count;
 		prev = r;
 	}
 	return 0;
@@ -222,6 +243,10 @@ static int cmp_record(const void *a, const void *b)
 
 static bool vextent_valid(const struct vextent *r)
 {
+	if (r->flags & ~VEXT_ELIST)
+		return false;
+	if (r->flags && (r->count != 1 || r->label || !r->phys))
+		return false;
 	return r->count && r->label < VERSION_LABELS &&
 	       r->logical < TUX3_KEY_LIMIT &&
 	       r->count <= TUX3_KEY_LIMIT - r->logical &&
@@ -245,7 +270,7 @@ static unsigned clip_records(const struct vextent *r, uint64_t lo,
 			     (unsigned)len;
 		if (leaf)
 			vrec_put(leaf, at + n, from, c, r->label, r->phys ?
-				 r->phys + (from - r->logical) : 0);
+				 r->phys + (from - r->logical) : 0, r->flags);
 		n++;
 		from += c;
 	}
@@ -422,7 +447,7 @@ int vleaf_from_dleaf(const uint8_t *dleaf, unsigned blocksize, uint64_t lo,
 				unsigned c = len > VLEAF_COUNT_MAX ?
 					     VLEAF_COUNT_MAX : (unsigned)len;
 				vrec_put(vleaf, (unsigned)at++, logical, c,
-					 VERSION_ORIGIN, phys);
+					 VERSION_ORIGIN, phys, 0);
 				logical += c;
 				phys += c;
 				len -= c;

@@ -17,6 +17,11 @@ struct tux3_volume;
 #define VLEAF_HEADER		8
 #define VLEAF_RECORD		16
 #define VLEAF_COUNT_MAX		65535u	/* blocks per record */
+/* A record's flag: the elements of its one logical block are in an
+ * element chain at phys (format.md 17.3c); count 1, label 0, and no other
+ * record of the leaf covers that block.  Never in a set the vext_*
+ * operations see: vfilemap loads the chain's elements in its place. */
+#define VEXT_ELIST		1u
 
 /* Every rule of the format for a leaf covering keys [lo, hi): -EUCLEAN
  * through vol_error (block blocknr, the byte offset, the rule broken).

@@ -11,6 +11,8 @@
 #include "fixtures.h"
 #include "tux3_walk.h"
 #include "version/version.h"
+#include "version/vleaf.h"
+#include "version/vfilemap.h"
 
 static const char *fresh(void)
 {
@@ -334,18 +336,27 @@ static int count_spill(void *ctx, tux3_ino_t ino, uint64_t logical,
 		       tux3_block_t leafblock)
 {
 	(void)ino; (void)logical; (void)physical; (void)leafblock;
+	uint64_t *n = ctx;
 	if (version == TUX3_EXTENT_SPILL)
-		*(uint64_t *)ctx += count;
+		n[0] += count;
+	if (version == TUX3_EXTENT_ELIST)
+		n[1] += count;
 	return 0;
 }
 
-/* Blocks of attribute chains the walker reports. */
-static uint64_t spill_blocks(struct tux3_volume *vol)
+/* Blocks of attribute chains (or with elist, of element chains) the
+ * walker reports. */
+static uint64_t chain_blocks(struct tux3_volume *vol, bool elist)
 {
 	struct tux3_walk_ops ops = { .extent = count_spill };
-	uint64_t n = 0;
-	CHECK_EQ(tux3_walk(vol, &ops, &n), 0);
-	return n;
+	uint64_t n[2] = { 0, 0 };
+	CHECK_EQ(tux3_walk(vol, &ops, n), 0);
+	return n[elist];
+}
+
+static uint64_t spill_blocks(struct tux3_volume *vol)
+{
+	return chain_blocks(vol, false);
 }
 
 static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
@@ -363,8 +374,13 @@ static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
 		snprintf(name, sizeof(name), "s%u", i);
 		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
 		memset(blk, 'a' + i % 26, bs);
-		CHECK_EQ(tux3_write(vol, a, blk, bs, (uint64_t)(i - 1) * bs),
+		CHECK_EQ(tux3_write(vol, a, blk, bs, (uint64_t)i * bs),
 			 (ssize_t)bs);
+		/* and its first block rewritten: one block of 2,048
+		 * versions, past what a leaf holds (17.3c) */
+		char stamp[8];
+		snprintf(stamp, sizeof(stamp), "%06u", i);
+		CHECK_EQ(tux3_write(vol, a, stamp, 6, 0), 6);
 		struct tux3_setattr sa = { .valid = TUX3_SET_MODE |
 					   TUX3_SET_MTIME,
 					   .mode = 0400 + (i & 0377),
@@ -378,6 +394,9 @@ static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
 	/* about 40 bytes a version: past the leaf, the chain holds most */
 	if ((uint64_t)snaps * 40 > bs)
 		CHECK(spill_blocks(vol) * bs > (uint64_t)snaps * 20);
+	/* block 0's elements, one a version: past a leaf's records */
+	if (snaps + 1 > vleaf_capacity(bs))
+		CHECK(chain_blocks(vol, true) * vechain_per_block(bs) >= snaps);
 	for (unsigned i = 1; i <= snaps; i += i < 40 ? 1 : 61) {
 		/* snapshot s(i) was taken after i - 1 changes */
 		snprintf(name, sizeof(name), "s%u", i);
@@ -386,15 +405,18 @@ static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
 		tux3_ino_t ino;
 		CHECK_EQ(tux3_lookup_path(vol, "/log", &ino), 0);
 		CHECK_EQ(tux3_stat(vol, ino, &st), 0);
-		CHECK_EQ(st.size, (uint64_t)(i - 1) * bs);
+		CHECK_EQ(st.size, i > 1 ? (uint64_t)i * bs : 0);
 		CHECK_EQ(st.mode & 07777, i > 1 ? 0400 + ((i - 1) & 0377)
 						: 0644);
 		if (i > 1) {
 			CHECK_EQ(st.mtime_ns, (int64_t)(i - 1) * 1000);
-			char c = 0;
+			char c = 0, stamp[8] = { 0 }, want[8];
 			CHECK_EQ(tux3_read(vol, ino, &c, 1,
-					   (uint64_t)(i - 2) * bs), 1);
+					   (uint64_t)(i - 1) * bs), 1);
 			CHECK_EQ(c, 'a' + (i - 1) % 26);
+			CHECK_EQ(tux3_read(vol, ino, stamp, 6, 0), 6);
+			snprintf(want, sizeof(want), "%06u", i - 1);
+			CHECK(!strcmp(stamp, want));
 		}
 	}
 	in_version(vol, NULL);

@@ -274,18 +274,18 @@ TEST(store_cuts_and_sorts)
 {
 	uint8_t l[512], copy[512];
 	struct vextent r[] = {
-		{ 5, 10, 3, 500 },	/* crosses lo = 10 */
-		{ 8, 4, 1, 0 },		/* a hole crossing lo */
-		{ 10, 2, 2, 700 },
-		{ 14, 20, 1, 800 },	/* crosses hi = 20 */
+		{ 5, 10, 3, 500, 0 },	/* crosses lo = 10 */
+		{ 8, 4, 1, 0, 0 },		/* a hole crossing lo */
+		{ 10, 2, 2, 700, 0 },
+		{ 14, 20, 1, 800, 0 },	/* crosses hi = 20 */
 	};
 	struct vextents x = { r, 4, 4 };
 	struct tux3_volume *vol = fake_vol(9, VOLBLOCKS);
 	CHECK_EQ(vleaf_store(l, 512, &x, 10, 20), 0);
 	must_check(vol, l, 10, 20);
 	struct vextent want[] = {
-		{ 10, 2, 1, 0 }, { 10, 2, 2, 700 }, { 10, 5, 3, 505 },
-		{ 14, 6, 1, 800 },
+		{ 10, 2, 1, 0, 0 }, { 10, 2, 2, 700, 0 }, { 10, 5, 3, 505, 0 },
+		{ 14, 6, 1, 800, 0 },
 	};
 	CHECK_EQ(vleaf_count(l), 4);
 	for (unsigned i = 0; i < 4; i++) {
@@ -297,7 +297,7 @@ TEST(store_cuts_and_sorts)
 		CHECK_EQ(g.phys, want[i].phys);
 	}
 	/* a record longer than 65535 blocks becomes several */
-	struct vextent big = { 1000, 150000, 4, 2000000 };
+	struct vextent big = { 1000, 150000, 4, 2000000, 0 };
 	struct vextents xb = { &big, 1, 1 };
 	CHECK_EQ(vleaf_store(l, 512, &xb, 0, TUX3_KEY_LIMIT), 0);
 	must_check(vol, l, 0, TUX3_KEY_LIMIT);
@@ -309,14 +309,14 @@ TEST(store_cuts_and_sorts)
 	CHECK_EQ(g.phys, 2000000 + 2 * 65535);
 	/* bad input and no room leave the leaf alone */
 	memcpy(copy, l, sizeof(l));
-	struct vextent bad = { 1, 1, VERSION_LABELS, 5 };
+	struct vextent bad = { 1, 1, VERSION_LABELS, 5, 0 };
 	struct vextents xbad = { &bad, 1, 1 };
 	CHECK_EQ(vleaf_store(l, 512, &xbad, 0, 100), -EINVAL);
-	bad = (struct vextent){ 1, 0, 1, 5 };
+	bad = (struct vextent){ 1, 0, 1, 5, 0 };
 	CHECK_EQ(vleaf_store(l, 512, &xbad, 0, 100), -EINVAL);
 	struct vextent many[32];
 	for (unsigned i = 0; i < 32; i++)
-		many[i] = (struct vextent){ 7, 1, (uint16_t)i, 100 + i };
+		many[i] = (struct vextent){ 7, 1, (uint16_t)i, 100 + i, 0 };
 	struct vextents xm = { many, 32, 32 };
 	CHECK_EQ(vleaf_store(l, 512, &xm, 0, 100), -ENOSPC);
 	CHECK(!memcmp(l, copy, sizeof(l)));
@@ -524,7 +524,24 @@ TEST(check_rejects_each_rule)
 	raw_put(l, 3, 120, 10, 2, 0, 0);
 	must_check(vol, l, 100, 200);
 
-	for (unsigned f = 1; f < 16; f <<= 1) {
+	/* an element-list record (format.md 17.3c): count 1, label 0, a
+	 * chain block, alone on its logical block */
+	good_leaf(l, 512);
+	raw_put(l, 2, 110, 1, 0, 4000, VEXT_ELIST);
+	must_check(vol, l, 100, 200);
+	raw_put(l, 2, 110, 2, 0, 4000, VEXT_ELIST);
+	expect_bad(vol, l, 8 + 32, "element-list");
+	raw_put(l, 2, 110, 1, 3, 4000, VEXT_ELIST);
+	expect_bad(vol, l, 8 + 32, "element-list");
+	raw_put(l, 2, 110, 1, 0, 0, VEXT_ELIST);
+	expect_bad(vol, l, 8 + 32, "element-list");
+	raw_put(l, 2, 102, 1, 0, 4000, VEXT_ELIST);	/* under record 0 */
+	raw_put(l, 3, 120, 10, 2, 3000, 0);
+	expect_bad(vol, l, 8 + 32, "shares");
+	raw_put(l, 2, 110, 1, 0, 4000, VEXT_ELIST);	/* one after it */
+	raw_put(l, 3, 110, 10, 2, 3000, 0);
+	expect_bad(vol, l, 8 + 48, "shares");
+	for (unsigned f = 2; f < 16; f <<= 1) {
 		good_leaf(l, 512);
 		raw_put(l, 1, 100, 3, 1, 2000, f);
 		expect_bad(vol, l, 8 + 16 + 8, "flags");
@@ -697,7 +714,7 @@ TEST(split_cases)
 	/* every record at one logical, one longer: cut after the block */
 	for (unsigned i = 0; i < cap; i++)
 		r[i] = (struct vextent){ 300, i == 5 ? 4 : 1, (uint16_t)i,
-					 1000 + 10 * i };
+					 1000 + 10 * i, 0 };
 	x.n = cap;
 	CHECK_EQ(vleaf_store(leaf, bs, &x, 300, 400), 0);
 	CHECK_EQ(split_and_check(vol, leaf, bs, 300, 400), 301);
@@ -718,29 +735,29 @@ TEST(split_cases)
 	/* every record at one logical, all longer: cut at an end */
 	for (unsigned i = 0; i < cap; i++)
 		r[i] = (struct vextent){ 300, 2 + i, (uint16_t)i,
-					 i % 2 ? 0 : 5000 + 100 * i };
+					 i % 2 ? 0 : 5000 + 100 * i, 0 };
 	CHECK_EQ(vleaf_store(leaf, bs, &x, 300, 400), 0);
 	int64_t sep = split_and_check(vol, leaf, bs, 300, 400);
 	CHECK(sep > 301);
 
 	/* every record covers the whole range: no side gains room */
 	for (unsigned i = 0; i < cap; i++)
-		r[i] = (struct vextent){ 300, 100, (uint16_t)i, 0 };
+		r[i] = (struct vextent){ 300, 100, (uint16_t)i, 0, 0 };
 	CHECK_EQ(vleaf_store(leaf, bs, &x, 300, 400), 0);
 	CHECK_EQ(split_and_check(vol, leaf, bs, 300, 400), -ENOSPC);
 
 	/* two logicals: split between them, no record cut */
 	for (unsigned i = 0; i < cap; i++)
 		r[i] = (struct vextent){ i < 15 ? 300 : 350, 3, (uint16_t)i,
-					 2000 + 10 * i };
+					 2000 + 10 * i, 0 };
 	CHECK_EQ(vleaf_store(leaf, bs, &x, 0, 1000), 0);
 	CHECK_EQ(split_and_check(vol, leaf, bs, 0, 1000), 350);
 	CHECK_EQ(vleaf_count(leaf), 15);
 
 	/* a long record under many short ones is cut at the separator */
-	r[0] = (struct vextent){ 0, 300, 0, 9000 };
+	r[0] = (struct vextent){ 0, 300, 0, 9000, 0 };
 	for (unsigned i = 1; i < cap; i++)
-		r[i] = (struct vextent){ 10 * i, 1, 1, 20000 + i };
+		r[i] = (struct vextent){ 10 * i, 1, 1, 20000 + i, 0 };
 	CHECK_EQ(vleaf_store(leaf, bs, &x, 0, 1000), 0);
 	CHECK_EQ(vleaf_store(leaf, bs, &x, 0, 1000), 0);
 	sep = vleaf_split(leaf, right, bs, 0, 1000);
