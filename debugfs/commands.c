@@ -835,6 +835,7 @@ struct labelled {
 	unsigned spill;			/* blocks of the attribute chain */
 	uint64_t spill_first;
 	unsigned echain;		/* blocks of element chains */
+	uint64_t echain_first;
 };
 
 static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
@@ -849,7 +850,8 @@ static int labelled_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 		return 0;
 	}
 	if (version == TUX3_EXTENT_ELIST) {
-		l->echain++;
+		if (!l->echain++)
+			l->echain_first = physical;
 		return 0;
 	}
 	l->versioned |= version != 0;
@@ -875,7 +877,8 @@ static void print_labelled(struct shell *sh, tux3_ino_t ino)
 			l.spill == 1 ? "" : "s", l.spill_first);
 	if (l.echain)
 		fprintf(sh->out, "element lists past the leaf: %u chain "
-			"block%s\n", l.echain, l.echain == 1 ? "" : "s");
+			"block%s, the first at block %" PRIu64 "\n", l.echain,
+			l.echain == 1 ? "" : "s", l.echain_first);
 	if (!l.versioned)
 		return;
 	fprintf(sh->out, "elements of every version (label 0: live):\n");

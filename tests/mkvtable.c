@@ -14,6 +14,9 @@
  * absent in tuesday (tuesday's root names an inode it does not have),
  * snap-attr moves its times and size to label 9, which is not in the
  * tree.
+ * hot: /hot, its first block rewritten after each of N snapshots (N
+ * one more than a versioned leaf holds records): its elements go to an
+ * element chain (format.md 17.3c); made through the file operations.
  * The volume must not have versions yet (the library writes the first
  * table of a volume only).
  */
@@ -175,6 +178,26 @@ static int name_without_nul(struct tux3_volume *vol, const struct vtree *vt,
 	return err;
 }
 
+/* hot: snapshots s1..sN, /hot's first block rewritten after each. */
+static int hot_block(struct tux3_volume *vol)
+{
+	unsigned n = (vol->blocksize - 8) / 16 + 1;
+	tux3_ino_t ino;
+	char name[24], stamp[24];
+	int err = tux3_create(vol, TUX3_ROOT_INO, "hot", 3, 0100644, 0, 0,
+			      &ino);
+	for (unsigned i = 0; i <= n && !err; i++) {
+		snprintf(stamp, sizeof(stamp), "version %04u\n", i);
+		ssize_t w = tux3_write(vol, ino, stamp, strlen(stamp), 0);
+		if (w < 0)
+			err = (int)w;
+		snprintf(name, sizeof(name), "s%u", i + 1);
+		if (!err && i < n)
+			err = tux3_snapshot_create(vol, name, NULL);
+	}
+	return err ? err : tux3_umount(vol);
+}
+
 int main(int argc, char **argv)
 {
 	static struct vtree vt;
@@ -185,12 +208,20 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkvtable IMAGE "
 			"ok|ghost1|dying|dup-tag|vfile|snap-ns|snap-attr|orphan|"
-			"name-nul\n");
+			"name-nul|hot\n");
 		return 2;
 	}
 	if (tux3_open_err(argv[1], TUX3_OPEN_RDWR, &vol, msg, sizeof(msg))) {
 		fprintf(stderr, "mkvtable: %s\n", msg);
 		return 1;
+	}
+	if (!strcmp(argv[2], "hot")) {
+		if (hot_block(vol)) {
+			fprintf(stderr, "mkvtable: %s\n",
+				tux3_error_text(vol, msg, sizeof(msg)));
+			return 1;
+		}
+		return 0;
 	}
 	vtree_init(&vt);
 	int a = vtree_snapshot(&vt, 0, 7, 1);

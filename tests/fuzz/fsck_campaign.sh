@@ -43,6 +43,9 @@
 #                  xattrs changed after each: its older versions'
 #                  attributes past the leaf, in an attribute chain
 #                  (format.md 17.3b; block class spill)
+#   echain512      small512 with /hot's first block rewritten after each
+#                  of 32 snapshots: its elements in an element chain
+#                  (format.md 17.3c; block class echain)
 # pop4k and pop1k get twice the cases of the others.
 #
 # Damage (fsck_fuzz.py mutate): one live metadata block, found through
@@ -302,7 +305,7 @@ jobs=${FUZZ_FSCK_JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$jobs" -gt 4 ] && [ -z "${FUZZ_FSCK_JOBS:-}" ] && jobs=4
 keepdir=${FUZZ_FSCK_KEEP-$build/fuzz-fsck-failures}
 case $keepdir in /*|'') ;; *) keepdir=$(pwd)/$keepdir ;; esac
-kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k spill512}
+kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k spill512 echain512}
 one=${FUZZ_FSCK_CASE:-}
 [ -n "$one" ] && kinds=${one%%:*}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
@@ -483,6 +486,13 @@ make_kind() {
 		"$dbg" -R "extents /spilled" "$work/base/spill512.img" |
 			grep -q 'attributes past the leaf' &&
 		echo yes > "$work/base/spill512.snap" ;;
+	echain512)
+		from echain512 small512 &&
+		"$build/tests/mkvtable" "$work/base/echain512.img" hot \
+			> "$work/base/echain512.log" 2>&1 &&
+		"$dbg" -R "extents /hot" "$work/base/echain512.img" |
+			grep -q 'element lists past the leaf' &&
+		echo yes > "$work/base/echain512.snap" ;;
 	*) echo "unknown kind"; return 1 ;;
 	esac
 }

@@ -158,6 +158,8 @@ def index(image, dbg, out):
                     c = 'vleaf' if magic == b'\xbe\x7a' else 'dleaf'
             elif 'attribute chain' in owner:
                 c = 'spill'
+            elif 'element chain' in owner:
+                c = 'echain'
             elif '(the version table) data' in owner:
                 vtable.append(block)
                 continue
@@ -241,7 +243,7 @@ VT_RECORD = [('parent', 0, 2), ('flags', 2, 2), ('tag', 4, 4),
              ('name', 24, 40)]
 
 BLOCK_CLASSES = ('bnode', 'ileaf', 'oleaf', 'dleaf', 'vleaf', 'log', 'dir',
-                 'dirindex', 'spill',
+                 'dirindex', 'spill', 'echain',
                  'atom', 'bitmap', 'countmap')
 
 

@@ -442,9 +442,10 @@ TEST(changed_under_2047_snapshots_64k)
 	changed_under_every_snapshot(16, 512 << 20, SANITIZER_SHARE(2047, 4));
 }
 
-/* The chain goes with the snapshots: deleting them one by one gives its
- * blocks back as the attributes shrink, and the last delete leaves a
- * 2014 volume with no chain and every block accounted for. */
+/* The chains go with the snapshots: deleting them one by one gives their
+ * blocks back as the attributes and the first block's elements shrink,
+ * and the last delete leaves a 2014 volume with no chain and every block
+ * accounted for. */
 TEST(chain_goes_with_the_last_snapshot)
 {
 	const char *path = scratch_volume(9, 16 << 20,
@@ -455,6 +456,9 @@ TEST(chain_goes_with_the_last_snapshot)
 	for (unsigned i = 0; i < 60; i++) {
 		snprintf(name, sizeof(name), "s%u", i);
 		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
+		char stamp[8];
+		snprintf(stamp, sizeof(stamp), "%06u", i);
+		CHECK_EQ(tux3_write(vol, a, stamp, 6, 0), 6);
 		struct tux3_setattr sa = { .valid = TUX3_SET_MTIME,
 					   .mtime_ns = (int64_t)i * 1000 };
 		CHECK_EQ(tux3_setattr(vol, a, &sa), 0);
@@ -462,14 +466,25 @@ TEST(chain_goes_with_the_last_snapshot)
 	CHECK_EQ(tux3_sync(vol), 0);
 	uint64_t chain = spill_blocks(vol);
 	CHECK(chain >= 2);
+	CHECK(chain_blocks(vol, true) >= 1);	/* 61 versions of block 0 */
+	in_version(vol, "s30");
+	CHECK(!strcmp(content(vol, "/a"), "000029"));
+	in_version(vol, NULL);
 	for (unsigned i = 0; i < 60; i++) {
 		snprintf(name, sizeof(name), "s%u", i);
 		CHECK_EQ(tux3_snapshot_delete(vol, name), 0);
 		if (i == 40)	/* fewer versions, a shorter chain */
 			CHECK(spill_blocks(vol) < chain);
+		if (i == 40) {	/* 20 versions of block 0 fit the leaf */
+			CHECK_EQ(chain_blocks(vol, true), 0);
+			in_version(vol, "s50");
+			CHECK(!strcmp(content(vol, "/a"), "000049"));
+			in_version(vol, NULL);
+		}
 	}
 	CHECK(!vtable_marked(vol));
 	CHECK_EQ(spill_blocks(vol), 0);
+	CHECK(!strcmp(content(vol, "/a"), "000059"));
 	CHECK_EQ(tux3_check_alloc(vol, NULL, NULL), 0);
 	struct tux3_stat st;
 	CHECK_EQ(tux3_stat(vol, a, &st), 0);
