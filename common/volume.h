@@ -333,6 +333,11 @@ struct tux3_volume {
 	bool time_fixed;		/* ... when set */
 	uint64_t inum_hint;		/* after the last inode number given */
 	uint64_t alloc_cursor;		/* after the last block allocated */
+	/* records a versioned leaf is filled to before it splits and its
+	 * busiest block's elements go to a chain (0: all it holds); a knob
+	 * of the crash simulator's, which makes chains (format.md 17.3c)
+	 * with a few versions */
+	unsigned vleaf_cap;
 	struct open_ref *open;		/* open handles per inode */
 	unsigned nopen;
 	/* test hook: called after each commit point (no cost when unset) */

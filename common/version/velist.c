@@ -301,6 +301,17 @@ unsigned velist_repair(struct vtree *vt, struct velem *e, unsigned *n,
 	return gone + velist_normalize(vt, e, n, free_fn, ctx);
 }
 
+/* While a delete is pending: does a dying label read element i (slots
+ * set)?  Then the element is the plan's to hand on or drop when the list
+ * is processed, as a dying label's own is, not an orphan. */
+static bool read_by_dying(struct vtree *vt, unsigned i)
+{
+	for (unsigned d = 0; d < vt->top; d++)
+		if ((vt->v[d].flags & VERSION_DYING) && nearest(vt, d) == (int)i)
+			return true;
+	return false;
+}
+
 unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
 		      vcheck_fn fn, void *ctx)
 {
@@ -328,7 +339,9 @@ unsigned velist_check(struct vtree *vt, const struct velem *e, unsigned n,
 	slots_set(vt, e, n);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned l = e[i].label;
-		if (vtree_ghost(vt, l) && !heirs_below(vt, l)) {
+		if (vtree_ghost(vt, l) && !heirs_below(vt, l) &&
+		    !(vt->pending && ((vt->v[l].flags & VERSION_DYING) ||
+				      read_by_dying(vt, i)))) {
 			snprintf(msg, sizeof(msg), "element [%u, %llu]: orphan "
 				 "(a ghost's, read by no version)", l,
 				 (unsigned long long)e[i].phys);

@@ -305,7 +305,18 @@ static int store_leaf(struct tux3_volume *vol, tux3_ino_t inum, uint8_t *leaf,
 		      bool chains, struct vechain_seen *seen,
 		      struct blist *alloc, struct blist *freed)
 {
-	int err = vleaf_store(leaf, vol->blocksize, x, lo, hi);
+	int err = 0;
+	if (vol->vleaf_cap && vleaf_store_count(x, lo, hi) > vol->vleaf_cap) {
+		/* a leaf filled to the knob: split it first, as a full one
+		 * would be, then move the busiest blocks' elements out */
+		if (!chains)
+			return -ENOSPC;
+		while (!err && vleaf_store_count(x, lo, hi) > vol->vleaf_cap)
+			err = externalize(vol, inum, x, lo, hi, seen, alloc);
+		if (err && err != -ENOSPC)
+			return err;
+	}
+	err = vleaf_store(leaf, vol->blocksize, x, lo, hi);
 	while (err == -ENOSPC && chains &&
 	       !(err = externalize(vol, inum, x, lo, hi, seen, alloc)))
 		err = vleaf_store(leaf, vol->blocksize, x, lo, hi);

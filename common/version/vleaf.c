@@ -277,6 +277,15 @@ static unsigned clip_records(const struct vextent *r, uint64_t lo,
 	return n;
 }
 
+uint64_t vleaf_store_count(const struct vextents *x, uint64_t lo,
+			   uint64_t hi)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < x->n; i++)
+		n += clip_records(&x->r[i], lo, hi, NULL, 0);
+	return n;
+}
+
 int vleaf_store(uint8_t *leaf, unsigned blocksize, const struct vextents *x,
 		uint64_t lo, uint64_t hi)
 {

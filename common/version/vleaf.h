@@ -51,6 +51,10 @@ int vleaf_load(const uint8_t *leaf, struct vextents *x);
 int vleaf_store(uint8_t *leaf, unsigned blocksize, const struct vextents *x,
 		uint64_t lo, uint64_t hi);
 
+/* The records vleaf_store would write for x inside [lo, hi). */
+uint64_t vleaf_store_count(const struct vextents *x, uint64_t lo,
+			   uint64_t hi);
+
 /* Split the leaf covering [lo, hi): the records from the separator up
  * move to newleaf (fully written here), a record crossing the separator
  * is cut in two.  Returns the separator sep (lo < sep < hi); the leaves

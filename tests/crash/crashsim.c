@@ -169,6 +169,11 @@ struct options {
 				 * delete and write snapshots */
 	bool dir_index;		/* --dir-index: mkfs -O dir_index, a base
 				 * directory near its index's threshold */
+	unsigned vleaf_cap;	/* --vleaf-cap: versioned leaves split at
+				 * that many records, and a block with more
+				 * elements moves them to an element chain
+				 * (format.md 17.3c): chains with the few
+				 * versions a workload makes */
 	unsigned xattr_max;	/* --xattr-max: longest xattr value set
 				 * (default 32; above it, xattrs are set a
 				 * third of the time: at 512-byte blocks a
@@ -1164,7 +1169,11 @@ static void on_commit(struct tux3_volume *vol, void *ctx)
 		struct vsnap *v = &w->vs[w->deleting - 1];
 		model_free(&v->m);
 		v->used = false;
-		w->pending = true;
+		/* pending while the plan has labels to remove: a snapshot
+		 * with two snapshots of its own only becomes a ghost, and
+		 * nothing is left for the second commit to finish (the
+		 * model keeps no label tree: the table says which) */
+		w->pending = vol->vt && vol->vt->dying;
 	} else if (w->deleting) {
 		w->pending = false;
 		/* the last snapshot gone: this commit is the 2014 format */
@@ -1873,25 +1882,31 @@ static void make_dx_base(struct work *w)
 }
 
 /* --dir-index: D has an index that is current. */
-static int spill_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
+static int chain_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 			tux3_block_t physical, uint64_t count,
 			uint32_t version, tux3_block_t leafblock)
 {
+	bool *seen = ctx;
 	(void)ino; (void)logical; (void)physical; (void)count;
 	(void)leafblock;
 	if (version == TUX3_EXTENT_SPILL)
-		*(bool *)ctx = true;
+		seen[0] = true;
+	if (version == TUX3_EXTENT_ELIST)
+		seen[1] = true;
 	return 0;
 }
 
-/* Does an inode keep attributes past its leaf (format.md 17.3b)? */
-static bool spill_present(struct tux3_volume *vol)
+/* Does an inode keep attributes (format.md 17.3b), or a block's
+ * elements (17.3c), past its leaf? */
+static void chains_present(struct tux3_volume *vol, bool *spill,
+			   bool *elist)
 {
-	struct tux3_walk_ops ops = { .extent = spill_extent };
-	bool seen = false;
-	(void)tux3_walk(vol, &ops, &seen);
+	struct tux3_walk_ops ops = { .extent = chain_extent };
+	bool seen[2] = { false, false };
+	(void)tux3_walk(vol, &ops, seen);
 	tux3_clear_error(vol);
-	return seen;
+	*spill = seen[0];
+	*elist = seen[1];
 }
 
 static bool dx_present(struct tux3_volume *vol, tux3_ino_t dir)
@@ -1936,6 +1951,7 @@ static void work_begin(struct work *w, const struct base *b,
 		wbase = b;
 	}
 	w->vol = open_rw(wpath);
+	w->vol->vleaf_cap = opt.vleaf_cap;
 	model_copy(&w->m, &b->m);
 	rec_reset(rec);
 	w->rec = rec;
@@ -2181,6 +2197,11 @@ static void random_op(struct work *w, struct rng *r, struct op *o)
 	bool hot = opt.xattr_max > 32 && rnd(r, 3) == 0;
 	if (hot)
 		x = 66;
+	/* --vleaf-cap: small writes at the start of that file, a third of
+	 * the time: one block with an element for many versions */
+	bool hotw = opt.vleaf_cap && rnd(r, 3) == 0;
+	if (hotw)
+		x = 15;
 	memset(o, 0, sizeof(*o));
 	o->node = -1;
 	o->dir = (unsigned)pick_node(w, r, true);
@@ -2192,12 +2213,22 @@ static void random_op(struct work *w, struct rng *r, struct op *o)
 		o->kind = OP_MKDIR;
 	} else if (x < 35) {
 		int n = pick_node(w, r, false);
+		for (unsigned i = 0; hotw && i < MN; i++)
+			if (w->cur->n[i].used && !S_ISDIR(w->cur->n[i].mode) &&
+			    w->cur->n[i].nlink) {
+				n = (int)i;
+				break;
+			}
 		o->kind = OP_WRITE;
 		if (n < 0 || !name_of(w, (unsigned)n, o))
 			o->kind = OP_CREATE;
 		unsigned big = rnd(r, 4) == 0;
 		o->len = 1 + rnd(r, big ? 16384 : 3000);
 		o->pos = rnd(r, (unsigned)(MAXDATA - o->len));
+		if (hotw) {
+			o->len = 1 + rnd(r, 64);
+			o->pos = rnd(r, 64);
+		}
 		if (rnd(r, 3) == 0 && n >= 0 && w->cur->n[n].size + o->len <=
 		    MAXDATA)
 			o->pos = w->cur->n[n].size;	/* append */
@@ -2528,6 +2559,7 @@ struct stats {
 					 * back to the 2014 format */
 	uint64_t dx_states, dx_workloads;	/* --dir-index: D indexed */
 	uint64_t spill_states;	/* an inode had an attribute chain */
+	uint64_t elist_states;	/* a block had an element chain */
 	uint64_t from_copy;	/* torn superblocks fsck takes from the copy */
 	uint64_t lints, work_errors, workloads, commits, unifies, writes;
 	unsigned printed;
@@ -2640,6 +2672,9 @@ static void print_regression(struct sim *s, const struct state *x)
 	if (opt.xattr_max != 32)
 		snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops),
 			 " --xattr-max %u", opt.xattr_max);
+	if (opt.vleaf_cap)
+		snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops),
+			 " --vleaf-cap %u", opt.vleaf_cap);
 	printf("  regression (a line for tests/crash/regressions): "
 	       "--workload %s --block-size %u --seed %" PRIu64 "%s "
 	       "--state %s\n",
@@ -2781,8 +2816,12 @@ static int check_image(struct sim *s, const struct state *x,
 		goto restore;
 	}
 	image_text(&s->text, vol);
-	if (opt.xattr_max > 32 && opt.snapshots && spill_present(vol))
-		st.spill_states++;
+	if ((opt.xattr_max > 32 || opt.vleaf_cap) && opt.snapshots) {
+		bool spill, elist;
+		chains_present(vol, &spill, &elist);
+		st.spill_states += spill;
+		st.elist_states += elist;
+	}
 	if (opt.dir_index && s->w->m.n[N_D].used &&
 	    dx_present(vol, s->w->m.n[N_D].ino)) {
 		st.dx_states++;
@@ -3575,7 +3614,7 @@ static void usage(void)
 		"WRITE:SUBSET:TORN]] [--print N]\n"
 		"                [--no-torn-super] [--no-recovery] [--list] "
 		"[--features MASK] [--snapshots] [--compact] [--dir-index]\n"
-		"                [--xattr-max N]\n"
+		"                [--xattr-max N] [--vleaf-cap N]\n"
 		"                [-v]\n");
 	exit(2);
 }
@@ -3648,6 +3687,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--ops")) {
 			opt.ops = (unsigned)num(v);
 			opt.ops_set = true;
+		} else if (!strcmp(a, "--vleaf-cap")) {
+			opt.vleaf_cap = (unsigned)num(v);
+			if (opt.vleaf_cap < 2)
+				usage();
 		} else if (!strcmp(a, "--xattr-max")) {
 			opt.xattr_max = (unsigned)num(v);
 			if (!opt.xattr_max || opt.xattr_max > XMAX)
@@ -3821,6 +3864,9 @@ int main(int argc, char **argv)
 	if (opt.xattr_max > 32 && opt.snapshots)
 		printf("attribute chains: %" PRIu64 " states with one\n",
 		       st.spill_states);
+	if (opt.vleaf_cap && opt.snapshots)
+		printf("element chains: %" PRIu64 " states with one\n",
+		       st.elist_states);
 	if (opt.dir_index)
 		printf("dir index: %" PRIu64 " states with D indexed, in %"
 		       PRIu64 " of %" PRIu64 " workloads\n", st.dx_states,

@@ -69,15 +69,16 @@ dx_states() {
 	fi
 }
 
-# spill_states NAME: the --xattr-max run crashed states in which an inode
-# had an attribute chain (else it tested nothing of the chain)
-spill_states() {
-	n=$(sed -n 's/^attribute chains: \([0-9]*\) states.*/\1/p' \
+# chain_states NAME attribute|element: the run crashed states in which
+# an inode had such a chain (format.md 17.3b, 17.3c), else it tested
+# nothing of them
+chain_states() {
+	n=$(sed -n "s/^$2 chains: \([0-9]*\) states.*/\1/p" \
 		"$work/$1".* | awk '{ s += $1 } END { print s + 0 }')
 	if [ "$n" -gt 0 ]; then
 		pass "$1/chained-states"
 	else
-		fail "$1/chained-states" "no crash state had an attribute chain"
+		fail "$1/chained-states" "no crash state had an $2 chain"
 	fi
 }
 
@@ -110,7 +111,11 @@ case $(basename "$build") in
 	sharded random-snap-spill-512 --workload random --snapshots \
 		--xattr-max 90 --seed 1012 --workloads 4 --ops 80 \
 		--block-size 512 --max-states 8 --torn 4
-	spill_states random-snap-spill-512
+	chain_states random-snap-spill-512 attribute
+	sharded random-snap-echain-512 --workload random --snapshots \
+		--vleaf-cap 4 --seed 1036 --workloads 2 --ops 40 \
+		--block-size 512 --max-states 8 --torn 4
+	chain_states random-snap-echain-512 element
 	;;
 *)
 	# every sequence of one or two operations (1122), then one in 32 of
@@ -146,7 +151,17 @@ case $(basename "$build") in
 	sharded random-snap-spill-512 --workload random --snapshots \
 		--xattr-max 90 --seed 1011 --workloads 12 --ops 80 \
 		--block-size 512 --max-states 16
-	spill_states random-snap-spill-512
+	chain_states random-snap-spill-512 attribute
+	# versioned leaves split at four records and a block of more
+	# elements moved to an element chain (format.md 17.3c): small
+	# writes at one file's start between snapshots
+	sharded random-snap-echain-512 --workload random --snapshots \
+		--vleaf-cap 4 --seed 1031 --workloads 8 --ops 40 \
+		--block-size 512 --max-states 16
+	chain_states random-snap-echain-512 element
+	sharded random-snap-echain-4096 --workload random --snapshots \
+		--vleaf-cap 4 --seed 1051 --workloads 6 --ops 40 --max-states 16
+	chain_states random-snap-echain-4096 element
 	# a DIR_INDEX volume (format.md 15.5) whose directory D reaches the
 	# four blocks at which its on-disk index is built, then keeps it
 	sharded random-dirindex-512 --workload random --dir-index --seed 1 \

@@ -493,6 +493,38 @@ TEST(chain_goes_with_the_last_snapshot)
 	fsck_clean(path);
 }
 
+/* The crash simulator's knob: leaves split at 4 records, and a block of
+ * more elements goes to a chain with a few versions. */
+TEST(vleaf_cap_makes_chains_with_few_versions)
+{
+	const char *path = scratch_volume(9, 16 << 20,
+					  TUX3_FEATURE_COMPAT_DEFAULT);
+	struct tux3_volume *vol = open_rw(path);
+	vol->vleaf_cap = 4;
+	tux3_ino_t a = make_file(vol, "a", "x");
+	char name[16], stamp[8], big[4096];
+	memset(big, 'b', sizeof(big));
+	CHECK_EQ(tux3_write(vol, a, big, sizeof(big), 512), 4096);
+	for (unsigned i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		CHECK_EQ(tux3_snapshot_create(vol, name, NULL), 0);
+		snprintf(stamp, sizeof(stamp), "%06u", i);
+		CHECK_EQ(tux3_write(vol, a, stamp, 6, 0), 6);
+		CHECK_EQ(tux3_write(vol, a, stamp, 6, 512 * (i + 1)), 6);
+	}
+	CHECK_EQ(tux3_sync(vol), 0);
+	CHECK(chain_blocks(vol, true) >= 1);
+	for (unsigned i = 1; i < 6; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		in_version(vol, name);
+		snprintf(stamp, sizeof(stamp), "%06u", i - 1);
+		CHECK(!strncmp(content(vol, "/a"), stamp, 6));
+	}
+	in_version(vol, NULL);
+	CHECK_EQ(tux3_umount(vol), 0);
+	fsck_clean(path);
+}
+
 /* Past what even the chain holds (every version its own 3,500-byte
  * xattr: 1 MiB in about 300 versions) a change is refused cleanly,
  * before it starts. */
