@@ -327,7 +327,7 @@ TEST(inode_only_a_deleted_snapshot_had_goes_with_it)
 	fsck_clean(path);	/* its atom went too */
 }
 
-/* A file changed between every two of 2,047 snapshots (its mode, its
+/* A file changed after each of 2,048 snapshots (its mode, its
  * time and an appended block each time: a log under hourly snapshots)
  * keeps every version's attributes: past the leaf they go to the spill
  * chain (format.md 17.3b), and each version reads back its own. */
@@ -427,19 +427,19 @@ static void changed_under_every_snapshot(unsigned bits, uint64_t bytes,
 
 /* (the sanitizer build: a quarter of them, which at 64 KiB fit the leaf;
  * its allocator maps and unmaps every 64 KiB buffer, 90 s for all) */
-TEST(changed_under_2047_snapshots_4k)
+TEST(changed_under_2048_snapshots_4k)
 {
-	changed_under_every_snapshot(12, 64 << 20, SANITIZER_SHARE(2047, 4));
+	changed_under_every_snapshot(12, 64 << 20, SANITIZER_SHARE(2048, 4));
 }
 
-TEST(changed_under_2047_snapshots_512)
+TEST(changed_under_2048_snapshots_512)
 {
-	changed_under_every_snapshot(9, 64 << 20, SANITIZER_SHARE(2047, 4));
+	changed_under_every_snapshot(9, 64 << 20, SANITIZER_SHARE(2048, 4));
 }
 
-TEST(changed_under_2047_snapshots_64k)
+TEST(changed_under_2048_snapshots_64k)
 {
-	changed_under_every_snapshot(16, 512 << 20, SANITIZER_SHARE(2047, 4));
+	changed_under_every_snapshot(16, 512 << 20, SANITIZER_SHARE(2048, 4));
 }
 
 /* The chains go with the snapshots: deleting them one by one gives their
