@@ -275,7 +275,8 @@ static int externalize(struct tux3_volume *vol, tux3_ino_t inum,
 	if (!first) {
 		uint64_t *blocks;
 		unsigned n;
-		uint64_t goal = x->r[a].phys ? x->r[a].phys : lo;
+		uint64_t goal = x->r[a].phys ? x->r[a].phys :
+				vol->alloc_cursor;
 		if ((err = vechain_write(vol, inum, at, x->r + a, b - a, goal,
 					 &blocks, &n)))
 			return err;

@@ -463,9 +463,11 @@ int vspill_store(struct tux3_volume *vol, tux3_ino_t inum,
 	if (!err && rawlen && vspill_find(raw, rawlen, &sp) == 0 &&
 	    sp.present) {
 		/* the old chain: to keep, or to free once replaced (a chain
-		 * that does not read is left to fsck, which frees it) */
-		old = malloc(sp.blocks * sizeof(*old) + 1);
-		if (!old)
+		 * that does not read, its size first, is left to fsck,
+		 * which frees it) */
+		if (sp.blocks > VSPILL_MAX / spill_room(vol) + 1)
+			sp.present = false;
+		else if (!(old = malloc(sp.blocks * sizeof(*old) + 1)))
 			err = -ENOMEM;
 		else if (vspill_read(vol, inum, &sp, &chain, old))
 			sp.present = false;
@@ -555,10 +557,11 @@ int vspill_blocks(struct tux3_volume *vol, tux3_ino_t inum,
 				 "not the last one of label 0", inum);
 	if (!sp.present)
 		return 0;
-	if (sp.blocks > VSPILL_MAX)
+	if (sp.blocks > VSPILL_MAX / spill_room(vol) + 1)
 		return vol_error(vol, -EUCLEAN, TUX3_NONE, inum, TUX3_NONE,
 				 "inode %" PRIu64 ": spill of %" PRIu32
-				 " blocks", inum, sp.blocks);
+				 " blocks: more than a chain may have", inum,
+				 sp.blocks);
 	uint64_t *b = malloc(sp.blocks * sizeof(*b) + 1);
 	if (!b)
 		return -ENOMEM;
