@@ -1113,12 +1113,14 @@ static int spill_walk(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 static int spill_drop(struct p4 *p, tux3_ino_t inum)
 {
 	struct tux3_volume *vol = p->vol;
-	struct vspill sp;
 	uint8_t *raw;
 	unsigned len;
 	int err = itree_blob(vol, inum, &raw, &len);
-	if (!err && len && !vspill_find(raw, len, &sp) && sp.present)
-		err = itree_store_leaf(vol, inum, raw, sp.at);
+	if (!err && len) {
+		unsigned n = vspill_strip(raw, len);
+		if (n != len)
+			err = itree_store_leaf(vol, inum, raw, n);
+	}
 	free(raw);
 	return err;
 }

@@ -116,6 +116,9 @@ int vattrs_decode_whole(struct tux3_volume *vol, tux3_ino_t inum,
  * (the chain's bytes counted, without reading it). */
 void vspill_sizes(const uint8_t *raw, unsigned rawlen, unsigned *label0,
 		  unsigned *total);
+/* Every SPILL attribute taken out of a leaf's blob, wherever it sits
+ * (fsck's repair of a chain that does not read): the new length. */
+unsigned vspill_strip(uint8_t *blob, unsigned len);
 /* itree_blob made whole (vspill_expand). */
 int vblob_read(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 	       unsigned *len);

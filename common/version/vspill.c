@@ -71,9 +71,13 @@ int vspill_find(const uint8_t *blob, unsigned len, struct vspill *sp)
 			sp->block = be64(p);
 			sp->bytes = be32(p + 8);
 			sp->blocks = be32(p + 12);
-			/* label 0, the last attribute of the leaf part */
-			return (be16(blob + off) & 0xfff) || off + n != len ?
-			       -EUCLEAN : 0;
+			/* label 0, the last attribute of the leaf part;
+			 * else no chain is named (at says where) */
+			if ((be16(blob + off) & 0xfff) || off + n != len) {
+				sp->present = false;
+				return -EUCLEAN;
+			}
+			return 0;
 		}
 		off += n;
 	}
@@ -460,8 +464,9 @@ int vspill_store(struct tux3_volume *vol, tux3_ino_t inum,
 	struct vspill sp = { 0 };
 	int err = itree_blob(vol, inum, &raw, &rawlen);
 
-	if (!err && rawlen && vspill_find(raw, rawlen, &sp) == 0 &&
-	    sp.present) {
+	if (!err && rawlen && vspill_find(raw, rawlen, &sp))
+		sp.present = false;	/* a misplaced one names no chain */
+	if (!err && rawlen && sp.present) {
 		/* the old chain: to keep, or to free once replaced (a chain
 		 * that does not read, its size first, is left to fsck,
 		 * which frees it) */
@@ -611,4 +616,25 @@ void vspill_sizes(const uint8_t *raw, unsigned rawlen, unsigned *label0,
 		if (*label0 > sp.at)
 			*label0 = sp.at;
 	}
+}
+
+unsigned vspill_strip(uint8_t *blob, unsigned len)
+{
+	unsigned off = 0, out = 0;
+	while (off < len) {
+		unsigned n = attr_size(blob, len, off);
+		if (!n) {
+			/* the rest does not parse: kept as it is, for the
+			 * decoders to name */
+			memmove(blob + out, blob + off, len - off);
+			out += len - off;
+			break;
+		}
+		if (be16(blob + off) >> 12 != VATTR_SPILL) {
+			memmove(blob + out, blob + off, n);
+			out += n;
+		}
+		off += n;
+	}
+	return out;
 }
