@@ -640,13 +640,16 @@ static int tdec_one(struct tux3_volume *vol, void *ctx,
 	const uint8_t *pl = a->payload;
 	char name[40];
 
-	if (a->kind == VATTR_SPILL && vtable_marked(vol))
+	/* the internal inodes are never versioned (format.md 17.7) */
+	bool versioned = vtable_marked(vol) && inode->inum >= TUX3_ROOT_INO;
+	if (a->kind == VATTR_SPILL && versioned)
 		return 0;	/* its chain: spill_walk's */
-	if (a->version || a->kind == VATTR_ABSENT) {
+	if (a->version || a->kind == VATTR_ABSENT ||
+	    a->kind == VATTR_SPILL) {
 		/* readers skip it (another version's attribute): dropping it
-		 * changes nothing they see, unless the volume has versions,
+		 * changes nothing they see, unless the inode has versions,
 		 * where it is a snapshot's (pass 9's business) */
-		if (tdec_reporting(d) && !vtable_marked(vol))
+		if (tdec_reporting(d) && !versioned)
 			tdec_found(d, fsck_problem(d->p->f, P4_ATTR_VERSION,
 				true, FSCK_AT(.inum = inode->inum),
 				inode->inum, iattr_kind_name(a->kind),

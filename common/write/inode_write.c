@@ -173,6 +173,10 @@ int inode_store(struct tux3_volume *vol, struct inode *inode)
 	unsigned len;
 	if (!buf)
 		return -ENOMEM;
+	/* an inode loaded without CTIME_SIZE (a damaged one; the format
+	 * gives every inode one) keeps the size a write gave it */
+	if (inode->size || inode->ctime)
+		inode->present |= 1u << ATTR_CTIME_SIZE;
 	int err = inode_encode(inode, buf, cap, &len);
 	if (!err && len > vol->blocksize - ILEAF_HEADER - 2)
 		err = -E2BIG;
