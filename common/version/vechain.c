@@ -52,10 +52,28 @@ int vextents_reserve(struct vextents *x, unsigned need)
 	return 0;
 }
 
-static void chain_seal(uint8_t *b, unsigned blocksize)
+void vchain_seal(uint8_t *b, unsigned blocksize)
 {
 	put_be32(b + 4, 0);
 	put_be32(b + 4, tux3_crc32c(0, b, blocksize));
+}
+
+int vchain_alloc(struct tux3_volume *vol, uint64_t goal, unsigned n,
+		 uint64_t *blocks)
+{
+	unsigned have = 0;
+	int err = 0;
+	while (have < n && !err) {
+		uint64_t at, got;
+		if ((err = balloc(vol, goal, n - have, false, &at, &got)))
+			break;
+		for (uint64_t k = 0; k < got; k++)
+			blocks[have++] = at + k;
+		goal = at + got;
+	}
+	for (unsigned i = 0; err && i < have; i++)
+		bfree_now(vol, blocks[i], 1);
+	return err;
 }
 
 static bool chain_crc_ok(const uint8_t *b, unsigned blocksize)
@@ -256,7 +274,7 @@ int vechain_write(struct tux3_volume *vol, tux3_ino_t inum, uint64_t logical,
 		  uint64_t **blocksp, unsigned *nblocksp)
 {
 	unsigned per = vechain_per_block(vol->blocksize);
-	unsigned n = (nelem + per - 1) / per, have = 0;
+	unsigned n = (nelem + per - 1) / per;
 	uint64_t *blocks = malloc(n * sizeof(*blocks) + 1);
 	uint8_t *b = vol_buf_get(vol);
 	int err = 0;
@@ -266,15 +284,9 @@ int vechain_write(struct tux3_volume *vol, tux3_ino_t inum, uint64_t logical,
 		err = n ? -ENOMEM : -EINVAL;
 		goto out;
 	}
-	while (have < n && !err) {
-		uint64_t at, got;
-		if ((err = balloc(vol, goal, n - have, false, &at, &got)))
-			break;
-		for (uint64_t k = 0; k < got; k++)
-			blocks[have++] = at + k;
-		goal = at + got;
-	}
-	for (unsigned i = 0; i < have && !err; i++) {
+	if ((err = vchain_alloc(vol, goal, n, blocks)))
+		goto out;
+	for (unsigned i = 0; i < n && !err; i++) {
 		unsigned from = i * per, m = nelem - from < per ?
 					     nelem - from : per;
 		memset(b, 0, vol->blocksize);
@@ -289,12 +301,12 @@ int vechain_write(struct tux3_volume *vol, tux3_ino_t inum, uint64_t logical,
 			put_be64(b + VECHAIN_HEADER + k * VECHAIN_ELEM,
 				 e->phys << 16 | (uint64_t)e->label << 4);
 		}
-		chain_seal(b, vol->blocksize);
+		vchain_seal(b, vol->blocksize);
 		err = dev_pwrite(&vol->dev, b, vol->blocksize,
 				 blocks[i] << vol->blockbits);
 	}
 	if (err) {
-		for (unsigned i = 0; i < have; i++)
+		for (unsigned i = 0; i < n; i++)
 			bfree_now(vol, blocks[i], 1);
 		goto out;
 	}

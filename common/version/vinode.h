@@ -76,6 +76,13 @@ int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
  * take). */
 int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
 
+/* ---- vechain.c: what attribute and element chains share ---- */
+/* n blocks near goal, in runs, into blocks[] (none kept on an error). */
+int vchain_alloc(struct tux3_volume *vol, uint64_t goal, unsigned n,
+		 uint64_t *blocks);
+/* A chain block's CRC32C (bytes 4-7, taken as zero) set. */
+void vchain_seal(uint8_t *b, unsigned blocksize);
+
 /* ---- vspill.c: the blob past the inode-table leaf (format.md 17.3b) */
 #define VSPILL_MAX	(1u << 20)	/* bytes of attributes in a chain */
 struct vspill {

@@ -90,12 +90,6 @@ bool vspill_has(const uint8_t *blob, unsigned len)
 	return vspill_find(blob, len, &sp) || sp.present;
 }
 
-static void spill_seal(uint8_t *b, unsigned blocksize)
-{
-	put_be32(b + 4, 0);
-	put_be32(b + 4, tux3_crc32c(0, b, blocksize));
-}
-
 /* One block of the chain checked: -EUCLEAN named, else its next block. */
 static int spill_block_check(struct tux3_volume *vol, tux3_ino_t inum,
 			     uint64_t block, const uint8_t *b, unsigned index,
@@ -185,6 +179,18 @@ int vspill_read(struct tux3_volume *vol, tux3_ino_t inum,
 	return err;
 }
 
+/* vspill_find, a misplaced SPILL attribute named (-EUCLEAN). */
+static int find_named(struct tux3_volume *vol, tux3_ino_t inum,
+		      const uint8_t *raw, unsigned rawlen, struct vspill *sp)
+{
+	int err = vspill_find(raw, rawlen, sp);
+	if (err)
+		return vol_error(vol, err, TUX3_NONE, inum, sp->at,
+				 "inode %" PRIu64 ": its SPILL attribute is "
+				 "not the last one of label 0", inum);
+	return 0;
+}
+
 int vspill_expand(struct tux3_volume *vol, tux3_ino_t inum,
 		  const uint8_t *raw, unsigned rawlen, uint8_t **out,
 		  unsigned *outlen)
@@ -193,11 +199,9 @@ int vspill_expand(struct tux3_volume *vol, tux3_ino_t inum,
 	uint8_t *bytes = NULL;
 	*out = NULL;
 	*outlen = 0;
-	int err = vspill_find(raw, rawlen, &sp);
+	int err = find_named(vol, inum, raw, rawlen, &sp);
 	if (err)
-		return vol_error(vol, err, TUX3_NONE, inum, sp.at,
-				 "inode %" PRIu64 ": its SPILL attribute is "
-				 "not the last one of label 0", inum);
+		return err;
 	unsigned keep = sp.present ? sp.at : rawlen;
 	if (sp.present && (err = vspill_read(vol, inum, &sp, &bytes, NULL)))
 		return err;
@@ -372,21 +376,14 @@ static int spill_write(struct tux3_volume *vol, tux3_ino_t inum,
 	unsigned room = spill_room(vol), n = (len + room - 1) / room;
 	uint64_t *blocks = malloc(n * sizeof(*blocks) + 1);
 	uint8_t *b = vol_buf_get(vol);
-	unsigned have = 0;
 	int err = 0;
 	if (!blocks || !b || !n) {
 		err = n ? -ENOMEM : -EINVAL;
 		goto out;
 	}
-	while (have < n && !err) {
-		uint64_t got, at;
-		if ((err = balloc(vol, goal, n - have, false, &at, &got)))
-			break;
-		for (uint64_t k = 0; k < got; k++)
-			blocks[have++] = at + k;
-		goal = at + got;
-	}
-	for (unsigned i = 0; i < have && !err; i++) {
+	if ((err = vchain_alloc(vol, goal, n, blocks)))
+		goto out;
+	for (unsigned i = 0; i < n && !err; i++) {
 		unsigned part = i + 1 < n ? room : len - i * room;
 		memset(b, 0, vol->blocksize);
 		put_be32(b, SPILL_MAGIC);
@@ -395,12 +392,12 @@ static int spill_write(struct tux3_volume *vol, tux3_ino_t inum,
 		put_be32(b + 20, part);
 		put_be64(b + 24, i + 1 < n ? blocks[i + 1] : 0);
 		memcpy(b + SPILL_HEADER, bytes + (size_t)i * room, part);
-		spill_seal(b, vol->blocksize);
+		vchain_seal(b, vol->blocksize);
 		err = dev_pwrite(&vol->dev, b, vol->blocksize,
 				 blocks[i] << vol->blockbits);
 	}
 	if (err) {
-		for (unsigned i = 0; i < have; i++)
+		for (unsigned i = 0; i < n; i++)
 			bfree_now(vol, blocks[i], 1);
 		goto out;
 	}
@@ -555,11 +552,9 @@ int vspill_blocks(struct tux3_volume *vol, tux3_ino_t inum,
 	uint8_t *bytes = NULL;
 	*blocks = NULL;
 	*n = 0;
-	int err = vspill_find(raw, rawlen, &sp);
+	int err = find_named(vol, inum, raw, rawlen, &sp);
 	if (err)
-		return vol_error(vol, err, TUX3_NONE, inum, sp.at,
-				 "inode %" PRIu64 ": its SPILL attribute is "
-				 "not the last one of label 0", inum);
+		return err;
 	if (!sp.present)
 		return 0;
 	if (sp.blocks > VSPILL_MAX / spill_room(vol) + 1)
