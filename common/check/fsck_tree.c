@@ -290,8 +290,9 @@ static bool child_low_key(struct tux3_volume *vol, uint64_t child,
 	return *key < TUX3_KEY_LIMIT;
 }
 
-/* The last inode an inode table leaf at child may hold (its base plus
- * its dictionary's slots), for the check of the key after it. */
+/* The last inode an inode table leaf at child holds (its base plus its
+ * dictionary's last slot that is not empty), for the check of the keys
+ * around it. */
 static bool child_last_inode(struct tux3_volume *vol, uint64_t child,
 			     uint8_t *buf, uint64_t *last)
 {
@@ -300,9 +301,22 @@ static bool child_last_inode(struct tux3_volume *vol, uint64_t child,
 		return false;
 	}
 	if (be16(buf) != TUX3_MAGIC_ILEAF || !ileaf_count(buf) ||
-	    ileaf_ibase(buf) >= TUX3_KEY_LIMIT)
+	    ileaf_ibase(buf) >= TUX3_KEY_LIMIT ||
+	    ileaf_check_prefix(vol, buf, child, TUX3_KEY_LIMIT - 1)) {
+		tux3_clear_error(vol);
 		return false;
-	*last = ileaf_ibase(buf) + ileaf_count(buf) - 1;
+	}
+	uint64_t base = ileaf_ibase(buf);
+	for (unsigned k = ileaf_count(buf); k-- > 0;) {
+		const uint8_t *blob;
+		unsigned len;
+		ileaf_blob(buf, vol->blocksize, base + k, &blob, &len);
+		if (len) {
+			*last = base + k;
+			return true;
+		}
+	}
+	*last = base;	/* nothing in it: its base bounds it */
 	return true;
 }
 
@@ -345,6 +359,21 @@ static unsigned kept_entries(struct tux3_volume *vol, const uint8_t *b,
 			    last >= key &&
 			    child_low_key(vol, child, buf, &low) &&
 			    low > last && low < next)
+				key = low;
+		}
+		if (n && key > prev && key < next) {
+			/* in order, but above the leaf's own base: the
+			 * inodes it holds below the key cannot be found, so
+			 * the key is damaged when the base still lies past
+			 * what the leaf before it holds */
+			uint64_t last, low;
+			if (!buf)
+				buf = malloc(vol->blocksize);
+			if (child_low_key(vol, child, buf, &low) &&
+			    low < key && low > prev &&
+			    be16(buf) == TUX3_MAGIC_ILEAF &&
+			    child_last_inode(vol, children[n - 1], buf,
+					     &last) && low > last)
 				key = low;
 		}
 		for (unsigned k = 0; k < n && !dup; k++)
