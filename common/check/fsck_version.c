@@ -58,13 +58,53 @@ static int table_origin_only(struct fsck *f)
 	return err;
 }
 
+/* Inode 3 given an empty data map, when the table cannot be written
+ * through its own (a damaged leaf or node of it, which pass 4 leaves to
+ * this pass): the old map's blocks are then leaks, which the next round's
+ * pass 8 frees. */
+static int table_fresh_map(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	struct inode inode;
+	int err = inode_load(vol, TUX3_VTABLE_INO, &inode);
+	if (err)
+		return err;
+	fsck_info(f, "version table: its data map does not read; it gets a "
+		  "new one");
+	inode.dtree = 0;
+	inode.size = 0;
+	inode.present &= ~(1u << ATTR_DATA_BTREE);
+	inode.present |= 1u << ATTR_CTIME_SIZE;
+	err = inode_store(vol, &inode);
+	inode_free(&inode);
+	if (!err)
+		f->again = true;
+	return err;
+}
+
 /* vt (NULL: nothing worth keeping) as the table, or else the live
- * version alone. */
+ * version alone; through a new data map when the old one does not
+ * take it. */
 static int table_rebuild(struct fsck *f, const struct vtree *vt)
 {
-	int err = vt ? table_replace(f->vol, vt) : -EUCLEAN;
+	/* a read back frees vol->vt, which vt may be */
+	struct vtree *keep = vt ? malloc(sizeof(*keep)) : NULL;
+	if (vt && !keep)
+		return -ENOMEM;
+	if (keep)
+		memcpy(keep, vt, sizeof(*keep));
+	int err = keep ? table_replace(f->vol, keep) : -EUCLEAN;
 	if (err && err != -ENOMEM)
 		err = table_origin_only(f);
+	if (err && err != -ENOMEM) {
+		tux3_clear_error(f->vol);
+		err = table_fresh_map(f);
+		if (!err)
+			err = keep ? table_replace(f->vol, keep) : -EUCLEAN;
+		if (err && err != -ENOMEM)
+			err = table_origin_only(f);
+	}
+	free(keep);
 	return err;
 }
 
@@ -586,6 +626,8 @@ static int rebuild_table(struct fsck *f)
 			  vol->vt_dropped, vol->vt_dropped == 1 ? "" : "s");
 	tux3_clear_error(vol);
 	int err = table_rebuild(f, usable ? vt : NULL);
+	if (!err && !vol->vt)
+		err = -EUCLEAN;	/* no table reads back: never on */
 	if (!err)
 		repair_set_version_marks(vol, true);
 	return err;
