@@ -126,6 +126,10 @@ void vspill_sizes(const uint8_t *raw, unsigned rawlen, unsigned *label0,
 /* Every SPILL attribute taken out of a leaf's blob, wherever it sits
  * (fsck's repair of a chain that does not read): the new length. */
 unsigned vspill_strip(uint8_t *blob, unsigned len);
+/* What one store can add to a leaf's label-0 part: the fixed kinds it
+ * lacks, and an ABSENT marker per kind.  (The versions' old values a
+ * store hands on may all go to the chain.) */
+unsigned vspill_label0_growth(const uint8_t *raw, unsigned rawlen);
 /* itree_blob made whole (vspill_expand). */
 int vblob_read(struct tux3_volume *vol, tux3_ino_t inum, uint8_t **blob,
 	       unsigned *len);

@@ -31,22 +31,24 @@ int vinode_room(struct tux3_volume *vol, tux3_ino_t inum)
 {
 	uint8_t *disk;
 	unsigned dlen, cap = vol->blocksize - ILEAF_HEADER - 2;
-	unsigned label0, total;
+	unsigned label0, total, grow0 = 0;
 	if (!vinode_applies(vol, inum))
 		return 0;
 	int err = itree_blob(vol, inum, &disk, &dlen);
-	if (!err)
+	if (!err) {
 		vspill_sizes(disk, dlen, &label0, &total);
+		grow0 = vspill_label0_growth(disk, dlen);
+	}
 	free(disk);
-	/* the label-0 part stays in the leaf with the SPILL attribute; the
-	 * rest may go to the chain (format.md 17.3b) */
-	if (!err && label0 + 2 + VSPILL_PAYLOAD + STORE_GROWTH > cap)
+	/* the label-0 part stays in the leaf with the SPILL attribute, and
+	 * grows only by the kinds it lacks; the rest may go to the chain
+	 * (format.md 17.3b) */
+	if (!err && label0 + 2 + VSPILL_PAYLOAD + grow0 > cap)
 		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
 				"inode %" PRIu64 ": the live version's "
 				"attributes take %u bytes, and a change needs "
 				"%u more beside them in its leaf of %u",
-				inum, label0, 2 + VSPILL_PAYLOAD +
-				STORE_GROWTH, cap);
+				inum, label0, 2 + VSPILL_PAYLOAD + grow0, cap);
 	else if (!err && total + STORE_GROWTH > cap + VSPILL_MAX)
 		err = vol_error(vol, -ENOSPC, TUX3_NONE, inum, TUX3_NONE,
 				"inode %" PRIu64 ": its versions' attributes "

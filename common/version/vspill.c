@@ -633,3 +633,27 @@ unsigned vspill_strip(uint8_t *blob, unsigned len)
 	}
 	return out;
 }
+
+unsigned vspill_label0_growth(const uint8_t *raw, unsigned rawlen)
+{
+	static const unsigned fixed[] = { 0, 1, 2, 3, 4, 5, ATTR_ATIME };
+	unsigned have = 0, grow = 0;
+	for (unsigned off = 0; off < rawlen;) {
+		unsigned n = attr_size(raw, rawlen, off);
+		unsigned head = n ? be16(raw + off) : 0;
+		if (!n || (head & 0xfff))
+			break;
+		have |= 1u << (head >> 12);
+		off += n;
+	}
+	for (unsigned i = 0; i < sizeof(fixed) / sizeof(*fixed); i++) {
+		static const unsigned size[16] = {
+			[0] = 8, [1] = 12, [2] = 8, [3] = 16, [4] = 4, [5] = 8,
+			[ATTR_ATIME] = 8,
+		};
+		if (!(have & (1u << fixed[i])))
+			grow += 2 + size[fixed[i]];
+	}
+	/* and an ABSENT marker of label 0 per kind, 8 kinds at most */
+	return grow + 8 * 6;
+}
