@@ -58,8 +58,8 @@ void vchain_seal(uint8_t *b, unsigned blocksize)
 	put_be32(b + 4, tux3_crc32c(0, b, blocksize));
 }
 
-int vchain_alloc(struct tux3_volume *vol, uint64_t goal, unsigned n,
-		 uint64_t *blocks)
+static int vchain_alloc(struct tux3_volume *vol, uint64_t goal, unsigned n,
+			uint64_t *blocks)
 {
 	unsigned have = 0;
 	int err = 0;
@@ -159,6 +159,41 @@ static int chain_read(struct tux3_volume *vol, tux3_ino_t inum,
 	vol_buf_put(vol, b);
 	if (!err && nblocks)
 		*nblocks = i;
+	return err;
+}
+
+int vchain_put(struct tux3_volume *vol, uint64_t goal, unsigned n,
+	       vchain_fill_fn fill, void *ctx, uint64_t **blocksp)
+{
+	uint64_t *blocks = malloc(n * sizeof(*blocks) + 1);
+	uint8_t *b = vol_buf_get(vol);
+	int err = 0;
+	*blocksp = NULL;
+	if (!blocks || !b || !n) {
+		err = n ? -ENOMEM : -EINVAL;
+		goto out;
+	}
+	if ((err = vchain_alloc(vol, goal, n, blocks)))
+		goto out;
+	for (unsigned i = 0; i < n && !err; i++) {
+		memset(b, 0, vol->blocksize);
+		put_be64(b + 24, i + 1 < n ? blocks[i + 1] : 0);
+		fill(ctx, i, b);
+		vchain_seal(b, vol->blocksize);
+		err = dev_pwrite(&vol->dev, b, vol->blocksize,
+				 blocks[i] << vol->blockbits);
+	}
+	if (err) {
+		for (unsigned i = 0; i < n; i++)
+			bfree_now(vol, blocks[i], 1);
+		goto out;
+	}
+	*blocksp = blocks;
+	blocks = NULL;
+out:
+	if (b)
+		vol_buf_put(vol, b);
+	free(blocks);
 	return err;
 }
 
@@ -269,53 +304,38 @@ int vechain_blocks(struct tux3_volume *vol, tux3_ino_t inum,
 
 /* ---- writing ---- */
 
+struct elem_fill {
+	tux3_ino_t inum;
+	uint64_t logical;
+	const struct vextent *elem;
+	unsigned nelem, per;
+};
+
+static void elem_fill(void *ctx, unsigned i, uint8_t *b)
+{
+	const struct elem_fill *f = ctx;
+	unsigned from = i * f->per;
+	unsigned m = f->nelem - from < f->per ? f->nelem - from : f->per;
+	put_be32(b, VECHAIN_MAGIC);
+	put_be64(b + 8, f->inum);
+	put_be64(b + 16, f->logical);
+	put_be32(b + 32, i);
+	put_be32(b + 36, m);
+	for (unsigned k = 0; k < m; k++) {
+		const struct vextent *e = &f->elem[from + k];
+		put_be64(b + VECHAIN_HEADER + k * VECHAIN_ELEM,
+			 e->phys << 16 | (uint64_t)e->label << 4);
+	}
+}
+
 int vechain_write(struct tux3_volume *vol, tux3_ino_t inum, uint64_t logical,
 		  const struct vextent *elem, unsigned nelem, uint64_t goal,
 		  uint64_t **blocksp, unsigned *nblocksp)
 {
-	unsigned per = vechain_per_block(vol->blocksize);
-	unsigned n = (nelem + per - 1) / per;
-	uint64_t *blocks = malloc(n * sizeof(*blocks) + 1);
-	uint8_t *b = vol_buf_get(vol);
-	int err = 0;
-	*blocksp = NULL;
-	*nblocksp = 0;
-	if (!blocks || !b || !n) {
-		err = n ? -ENOMEM : -EINVAL;
-		goto out;
-	}
-	if ((err = vchain_alloc(vol, goal, n, blocks)))
-		goto out;
-	for (unsigned i = 0; i < n && !err; i++) {
-		unsigned from = i * per, m = nelem - from < per ?
-					     nelem - from : per;
-		memset(b, 0, vol->blocksize);
-		put_be32(b, VECHAIN_MAGIC);
-		put_be64(b + 8, inum);
-		put_be64(b + 16, logical);
-		put_be64(b + 24, i + 1 < n ? blocks[i + 1] : 0);
-		put_be32(b + 32, i);
-		put_be32(b + 36, m);
-		for (unsigned k = 0; k < m; k++) {
-			const struct vextent *e = &elem[from + k];
-			put_be64(b + VECHAIN_HEADER + k * VECHAIN_ELEM,
-				 e->phys << 16 | (uint64_t)e->label << 4);
-		}
-		vchain_seal(b, vol->blocksize);
-		err = dev_pwrite(&vol->dev, b, vol->blocksize,
-				 blocks[i] << vol->blockbits);
-	}
-	if (err) {
-		for (unsigned i = 0; i < n; i++)
-			bfree_now(vol, blocks[i], 1);
-		goto out;
-	}
-	*blocksp = blocks;
-	*nblocksp = n;
-	blocks = NULL;
-out:
-	if (b)
-		vol_buf_put(vol, b);
-	free(blocks);
+	struct elem_fill f = { inum, logical, elem, nelem,
+			       vechain_per_block(vol->blocksize) };
+	unsigned n = (nelem + f.per - 1) / f.per;
+	int err = vchain_put(vol, goal, n, elem_fill, &f, blocksp);
+	*nblocksp = err ? 0 : n;
 	return err;
 }

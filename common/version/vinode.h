@@ -77,11 +77,15 @@ int vinode_repair(struct tux3_volume *vol, tux3_ino_t inum);
 int vinode_drop_atom(struct tux3_volume *vol, tux3_ino_t inum, unsigned atom);
 
 /* ---- vechain.c: what attribute and element chains share ---- */
-/* n blocks near goal, in runs, into blocks[] (none kept on an error). */
-int vchain_alloc(struct tux3_volume *vol, uint64_t goal, unsigned n,
-		 uint64_t *blocks);
 /* A chain block's CRC32C (bytes 4-7, taken as zero) set. */
 void vchain_seal(uint8_t *b, unsigned blocksize);
+/* A new chain of n blocks near goal, written before anything names it:
+ * each block zeroed, its next link (bytes 24-31) set, fill(ctx, i, b)
+ * for the rest, sealed and written.  *blocks (malloc'd) are the caller's
+ * to log (BALLOC); on an error none is kept. */
+typedef void (*vchain_fill_fn)(void *ctx, unsigned i, uint8_t *b);
+int vchain_put(struct tux3_volume *vol, uint64_t goal, unsigned n,
+	       vchain_fill_fn fill, void *ctx, uint64_t **blocks);
 
 /* ---- vspill.c: the blob past the inode-table leaf (format.md 17.3b) */
 #define VSPILL_MAX	(1u << 20)	/* bytes of attributes in a chain */

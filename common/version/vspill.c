@@ -369,41 +369,37 @@ static int spill_release(struct tux3_volume *vol, const uint64_t *blocks,
 
 /* A new chain holding bytes: its blocks allocated near goal, written,
  * logged (BALLOC) and fresh.  *first is its first block. */
+struct spill_fill {
+	tux3_ino_t inum;
+	const uint8_t *bytes;
+	unsigned len, room, n;
+};
+
+static void spill_fill(void *ctx, unsigned i, uint8_t *b)
+{
+	const struct spill_fill *f = ctx;
+	unsigned part = i + 1 < f->n ? f->room : f->len - i * f->room;
+	put_be32(b, SPILL_MAGIC);
+	put_be64(b + 8, f->inum);
+	put_be32(b + 16, i);
+	put_be32(b + 20, part);
+	memcpy(b + SPILL_HEADER, f->bytes + (size_t)i * f->room, part);
+}
+
 static int spill_write(struct tux3_volume *vol, tux3_ino_t inum,
 		       const uint8_t *bytes, unsigned len, uint64_t goal,
 		       uint64_t *first)
 {
-	unsigned room = spill_room(vol), n = (len + room - 1) / room;
-	uint64_t *blocks = malloc(n * sizeof(*blocks) + 1);
-	uint8_t *b = vol_buf_get(vol);
-	int err = 0;
-	if (!blocks || !b || !n) {
-		err = n ? -ENOMEM : -EINVAL;
-		goto out;
-	}
-	if ((err = vchain_alloc(vol, goal, n, blocks)))
-		goto out;
-	for (unsigned i = 0; i < n && !err; i++) {
-		unsigned part = i + 1 < n ? room : len - i * room;
-		memset(b, 0, vol->blocksize);
-		put_be32(b, SPILL_MAGIC);
-		put_be64(b + 8, inum);
-		put_be32(b + 16, i);
-		put_be32(b + 20, part);
-		put_be64(b + 24, i + 1 < n ? blocks[i + 1] : 0);
-		memcpy(b + SPILL_HEADER, bytes + (size_t)i * room, part);
-		vchain_seal(b, vol->blocksize);
-		err = dev_pwrite(&vol->dev, b, vol->blocksize,
-				 blocks[i] << vol->blockbits);
-	}
-	if (err) {
-		for (unsigned i = 0; i < n; i++)
-			bfree_now(vol, blocks[i], 1);
-		goto out;
-	}
-	for (unsigned i = 0; i < n && !err;) {
+	unsigned room = spill_room(vol);
+	struct spill_fill f = { inum, bytes, len, room,
+				(len + room - 1) / room };
+	uint64_t *blocks;
+	int err = vchain_put(vol, goal, f.n, spill_fill, &f, &blocks);
+	if (err)
+		return err;
+	for (unsigned i = 0; i < f.n && !err;) {
 		unsigned j = i + 1;
-		while (j < n && blocks[j] == blocks[j - 1] + 1)
+		while (j < f.n && blocks[j] == blocks[j - 1] + 1)
 			j++;
 		err = log_balloc(vol, blocks[i], j - i);
 		for (unsigned k = i; k < j && err >= 0; k++)
@@ -413,9 +409,6 @@ static int spill_write(struct tux3_volume *vol, tux3_ino_t inum,
 		i = j;
 	}
 	*first = blocks[0];
-out:
-	if (b)
-		vol_buf_put(vol, b);
 	free(blocks);
 	return err;
 }
@@ -607,7 +600,10 @@ void vspill_sizes(const uint8_t *raw, unsigned rawlen, unsigned *label0,
 	*label0 = label0_end(raw, rawlen);
 	*total = rawlen;
 	if (!vspill_find(raw, rawlen, &sp) && sp.present) {
-		*total = sp.at + sp.bytes;
+		/* a damaged count reads as a full chain (the store then
+		 * reads the chain, which checks it) */
+		*total = sp.at + (sp.bytes > VSPILL_MAX ? VSPILL_MAX :
+				  sp.bytes);
 		if (*label0 > sp.at)
 			*label0 = sp.at;
 	}
