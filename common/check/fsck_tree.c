@@ -595,12 +595,17 @@ static int add_fix(struct pass3 *p, const struct tree_fix *fix)
 
 /* A bad node or leaf: what it is, and whether (and how) it can go. */
 
+/* node_error's answer for a block left to the next round, not reported
+ * in this one (a repair decided already may change what it is) */
+#define NODE_ERROR_LATER 2
+
 /*
  * A leaf of the inode table that holds inodes at or past the end of the
  * range its parent gives it, where the parent's next entry's child
  * begins past them: the parent's key is the damage.  Its rebuild takes
  * the child's first key there (kept_entries).  Returns 1 when the
- * problem was reported so (yes or no), 0 when this is not the case,
+ * problem was reported so (yes or no), NODE_ERROR_LATER when the
+ * node's rebuild is decided already, 0 when this is not the case,
  * or <0.
  */
 static int parent_key_fix(struct pass3 *p, const struct tux3_walk_error *e,
@@ -610,11 +615,13 @@ static int parent_key_fix(struct pass3 *p, const struct tux3_walk_error *e,
 	int pl = e->level - 1;
 	uint64_t last, lo, hi, node = loc->block[pl];
 	/* a second leaf of a node whose rebuild is decided already: that
-	 * rebuild mends every key of it */
+	 * rebuild mends every key of it, and what it does not mend (a leaf
+	 * bad on its own, whose entry the rebuild keeps) the next round
+	 * meets as new */
 	for (unsigned i = 0; i < p->nfix; i++)
 		if (p->fix[i].kind == FIX_ENTRIES && p->fix[i].block == node &&
 		    p->fix[i].tree == e->tree)
-			return 1;
+			return NODE_ERROR_LATER;
 	if (e->tree != TUX3_TREE_ITREE ||
 	    !child_last_inode(vol, e->block, p->buf, &last) ||
 	    last < e->hi || ileaf_ibase(p->buf) >= e->hi ||
@@ -704,7 +711,7 @@ static int node_error(struct pass3 *p, const struct tux3_walk_error *e,
 	if (ok && !e->twice && e->site == TUX3_SITE_LEAF && e->level > 0) {
 		int r = parent_key_fix(p, e, &loc, what);
 		if (r)
-			return r < 0 ? r : 0;
+			return r < 0 || r == NODE_ERROR_LATER ? r : 0;
 	}
 	/* the node's own entries may be what is wrong: rebuild it */
 	if (ok && !e->twice && e->site == TUX3_SITE_NODE &&
@@ -779,14 +786,15 @@ static int tree_error(void *ctx, const struct tux3_walk_error *e)
 	 * what is new */
 	if (p->round && blockset_has(&p->reported, e->block))
 		return 0;
-	if ((err = blockset_add(&p->reported, e->block)) < 0)
-		return err;
 	/* the walker's error text is kept aside: classifying reads blocks
 	 * and may set the volume's error */
 	char text[sizeof(e->err->what)];
 	snprintf(text, sizeof(text), "%s", what);
 	err = node_error(p, e, text);
 	if (err < 0)
+		return err;
+	if (err != NODE_ERROR_LATER &&
+	    (err = blockset_add(&p->reported, e->block)) < 0)
 		return err;
 	return f->stop ? -ECANCELED : 0;
 }

@@ -123,7 +123,9 @@ static bool in_log(const struct tux3_volume *vol, uint64_t block)
 }
 
 /* Every ileaf of the volume that validates on its own, and holds an
- * inode, in block order; the log's blocks are not looked at. */
+ * inode, in block order; the log's blocks and the bnodes stage 1 left
+ * in the overlay (an older leaf's bytes under them on the disk) are not
+ * looked at. */
 static int scan_leaves(struct tux3_volume *vol, uint64_t root,
 		       struct leaves *l)
 {
@@ -132,7 +134,10 @@ static int scan_leaves(struct tux3_volume *vol, uint64_t root,
 	if (!buf)
 		return -ENOMEM;
 	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks; b++) {
-		if (b == root || dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
+		bool dropped;
+		if (b == root || overlay_find(&vol->overlay, b, &dropped) ||
+		    dropped ||
+		    dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
 		    be16(buf) != TUX3_MAGIC_ILEAF || in_log(vol, b) ||
 		    dev_pread(&vol->dev, buf, vol->blocksize,
 			      b << vol->blockbits))
