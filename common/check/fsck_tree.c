@@ -813,6 +813,39 @@ static int tree_inode(void *ctx, const struct tux3_stat *st,
 	return 1;	/* the inode's own structures are pass 4's */
 }
 
+/*
+ * Entry 0's key is not used by lookups, but the write path and replay
+ * find an entry by its key (BNODE_UPDATE, BNODE_DEL, BNODE_ADJUST name
+ * it so): one not below entry 1's leads them to entry 1, and the first
+ * change of the node's first child fails (the commit of a repair
+ * included).  The rebuild gives entry 0 the key 0.
+ */
+static int tree_bnode(void *ctx, const struct tux3_node_info *n)
+{
+	struct pass3 *p = ctx;
+	struct fsck *f = p->f;
+	if (n->tree == TUX3_TREE_DTREE || n->count < 2 ||
+	    n->keys[0] < n->keys[1] ||
+	    (p->round && blockset_has(&p->reported, n->block)))
+		return 0;
+	int err = blockset_add(&p->reported, n->block);
+	if (err < 0)
+		return err;
+	char what[160];
+	snprintf(what, sizeof(what), "entry 0's key %" PRIu64 " is not below "
+		 "entry 1's key %" PRIu64 ", so a change of its first child "
+		 "cannot find it", n->keys[0], n->keys[1]);
+	struct tree_fix fix = { .kind = FIX_ENTRIES, .tree = n->tree,
+				.level = n->level, .block = n->block,
+				.lo = n->lo, .hi = n->hi };
+	if (fsck_problem(f, P3_NODE_ENTRIES, true,
+			 FSCK_AT(.block = n->block, .count = 1),
+			 tree_name(n->tree), n->block, (uint64_t)n->level,
+			 what, "") && (err = add_fix(p, &fix)) < 0)
+		return err;
+	return f->stop ? -ECANCELED : 0;
+}
+
 /* Apply the repairs the walk decided.  Returns how many were made, or
  * <0 for an operational error. */
 static int apply_fixes(struct pass3 *p)
@@ -859,6 +892,7 @@ static int apply_fixes(struct pass3 *p)
 int fsck_pass3(struct fsck *f)
 {
 	struct tux3_walk_ops wops = { .site_error = tree_error,
+				      .bnode = tree_bnode,
 				      .inode = tree_inode };
 	struct pass3 p = { .f = f };
 	struct tux3_super_info si;
