@@ -329,6 +329,10 @@ struct dwalk_ops {
 	int (*outside)(struct dwalk *w, uint64_t logical, uint64_t physical,
 		       uint64_t count);
 	int (*bad)(struct dwalk *w, uint64_t block, const char *what);
+	/* an index node whose entry 0 key is not below entry 1's goes to
+	 * bad too: lookups never read that key, but a write of the node's
+	 * first child finds its entry by key (btree_edit.c) and fails */
+	bool key0_bad;
 };
 
 struct dwalk {
@@ -378,7 +382,18 @@ static int dw_bnode(void *ctx, struct btree *bt, int level, uint64_t blocknr,
 	if (level < TUX3_MAX_DEPTH)
 		w->lv[level] = (struct dlevel){ buf, lo, hi, bnode_count(buf),
 						0 };
-	int err = w->ops->node ? w->ops->node(w, blocknr, false) : 0;
+	int err = 0;
+	if (w->ops->key0_bad && bnode_count(buf) >= 2 &&
+	    bnode_key(buf, 0) >= bnode_key(buf, 1)) {
+		char what[160];
+		snprintf(what, sizeof(what), "bnode: entry 0's key %" PRIu64
+			 " is not below entry 1's key %" PRIu64 ", so a write "
+			 "of its first child cannot find it",
+			 bnode_key(buf, 0), bnode_key(buf, 1));
+		err = w->ops->bad(w, blocknr, what);
+	}
+	if (!err && w->ops->node)
+		err = w->ops->node(w, blocknr, false);
 	if (err)
 		w->err = err;
 	return err;
@@ -915,7 +930,7 @@ static int p1_bad(struct dwalk *w, uint64_t block, const char *what)
 
 static const struct dwalk_ops p1_ops = {
 	.node = p1_node, .extent = p1_extent, .outside = p1_outside,
-	.bad = p1_bad,
+	.bad = p1_bad, .key0_bad = true,
 };
 
 static const char *special_name(uint32_t mode)

@@ -113,6 +113,25 @@ static int bnode_cow(struct tux3_volume *vol, uint64_t old, uint64_t *newp)
 }
 
 /*
+ * A path copy that fails above a level it moved (an index node whose
+ * entry for the moved child is not found by its key, no room for a
+ * node): the delta holds the moved copy, logged, that nothing points to,
+ * and the old block freed at the commit while its parent still does.
+ * No undo is kept, so the volume takes no more commits (what the last
+ * one left stays), as a kernel file system turns read-only on an error
+ * it cannot back out of.
+ */
+static int path_copy_failed(struct tux3_volume *vol, uint64_t node, int err)
+{
+	vol->commit_failed = true;
+	if (!vol->error.err)
+		vol_error(vol, err, node, TUX3_NONE, TUX3_NONE, "index node: "
+			  "the copy of a path to a leaf failed half way (%s): "
+			  "nothing more is committed", strerror(-err));
+	return err;
+}
+
+/*
  * Find the leaf for key and make the whole path to it writable, from the
  * leaf up, stopping at the first level that did not move.  bt->root may
  * change; *root_moved tells the caller to store it.
@@ -159,7 +178,7 @@ int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
 			}
 		}
 		if (err)
-			return err;
+			return moved ? path_copy_failed(vol, old, err) : err;
 		moved = new != old;
 		p->lv[l].block = new;
 		child = new;

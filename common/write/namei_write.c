@@ -17,10 +17,21 @@ static int writable(struct tux3_volume *vol)
 	return vol_writable(vol);
 }
 
-/* A delta that grew past its bound commits before the next change. */
+/*
+ * A delta that grew past its bound commits before the next change.  So
+ * does one whose frees would give back space a volume near full needs:
+ * each change copies the blocks it touches, and what it frees is free
+ * only once its delta commits, so a long run of removals on a full
+ * volume failed with ENOSPC while the space it had freed waited in the
+ * delta (as the kernel commits its journal when space runs short).
+ */
 static int maybe_commit(struct tux3_volume *vol)
 {
 	if (vol->wlog.len >= (size_t)vol->commit_bound * 11)
+		return delta_commit(vol, false);
+	uint64_t low = 4 * vol->reserve_blocks;
+	if (vol->delta_open && vol->bitmap.ready && vol->freeblocks < low &&
+	    balloc_deferred(vol) >= low / 4)
 		return delta_commit(vol, false);
 	return 0;
 }
