@@ -1601,6 +1601,8 @@ static int decide(struct p4 *p)
 
 /* ---- phase 3: repairs ---- */
 
+static int shield_scan(struct p4 *p);
+
 static bool shielded(const struct p4 *p, uint64_t b)
 {
 	size_t lo = 0, hi = p->f->shield.count;
@@ -1614,9 +1616,26 @@ static bool shielded(const struct p4 *p, uint64_t b)
 	return lo < p->f->shield.count && p->f->shield.v[lo].block <= b;
 }
 
+static int by_block(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* Hold the blocks referenced but free in the bitmap in use, so that the
- * repairs' allocations pass them by. */
+ * repairs' allocations pass them by.  Pass 3 may have shielded some
+ * already (fsck_shield_refs): the list is sorted again for shielded(). */
 static int shield_on(struct p4 *p)
+{
+	size_t before = p->f->shield.count;
+	int err = shield_scan(p);
+	if (!err && before)
+		qsort(p->f->shield.v, p->f->shield.count,
+		      sizeof(*p->f->shield.v), by_block);
+	return err;
+}
+
+static int shield_scan(struct p4 *p)
 {
 	struct tux3_volume *vol = p->vol;
 	unsigned shift = vol->blockbits + 3;

@@ -236,6 +236,9 @@ enum { FSCK_SALVAGE_BITMAP = 1, FSCK_SALVAGE_ORPHANS = 2,
        FSCK_SALVAGE_INTERNAL = 4, FSCK_SALVAGE_REFMAP = 8 };
 /* Mark in the live bitmap every block a walk of the volume reaches. */
 int fsck_bitmap_from_refs(struct tux3_volume *vol);
+/* The same for the blocks the bitmap has free, each kept in f->shield
+ * (pass 3, before its repairs allocate). */
+int fsck_shield_refs(struct fsck *f);
 /* Frees what the passes kept in struct fsck. */
 void fsck_inode_state_free(struct fsck *f);
 

@@ -14,11 +14,44 @@
  */
 #include "check/fsck_internal.h"
 
-static int mark(struct tux3_volume *vol, uint64_t block, uint64_t count)
+/* What a walk of the references does with each block it meets: sets
+ * it in the live bitmap, and (shield) records those it had free. */
+struct refwalk {
+	struct tux3_volume *vol;
+	struct extent_list *shield;	/* NULL: only set the bits */
+};
+
+static int shield_block(struct refwalk *w, uint64_t b)
 {
-	if (!count || !vol_extent_valid(vol, block, count))
+	int used = bitmap_test(w->vol, b);
+	if (used)
+		return used < 0 ? used : 0;
+	int64_t r = bitmap_modify(w->vol, b, 1, true);
+	if (r < 0)
+		return (int)r;
+	struct extent_list *l = w->shield;
+	if (l->count && l->v[l->count - 1].block + l->v[l->count - 1].count
+	    == b) {
+		l->v[l->count - 1].count++;
+		return 0;
+	}
+	return extent_list_add(l, b, 1);
+}
+
+static int mark(void *ctx, uint64_t block, uint64_t count)
+{
+	struct refwalk *w = ctx;
+	if (!count || !vol_extent_valid(w->vol, block, count))
 		return 0;	/* out of the volume: the passes report it */
-	int64_t r = bitmap_modify(vol, block, count, true);
+	if (w->shield) {
+		for (uint64_t b = block; b < block + count; b++) {
+			int err = shield_block(w, b);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	int64_t r = bitmap_modify(w->vol, block, count, true);
 	return r < 0 && r != -ERANGE ? (int)r : 0;
 }
 
@@ -42,14 +75,19 @@ static int ref_extent(void *ctx, tux3_ino_t ino, uint64_t logical,
 	return physical ? mark(ctx, physical, count) : 0;
 }
 
+/* Damage is the passes' to report; a damaged node or leaf is still
+ * referenced by its parent until a repair cuts or replaces it. */
 static int ref_damage(void *ctx, const struct tux3_walk_error *err)
 {
-	(void)err;
-	tux3_clear_error(ctx);	/* skipped: the passes report it */
+	struct refwalk *w = ctx;
+	tux3_clear_error(w->vol);
+	if ((err->site == TUX3_SITE_NODE || err->site == TUX3_SITE_LEAF) &&
+	    err->block != TUX3_NONE)
+		return mark(w, err->block, 1);
 	return 0;
 }
 
-int fsck_bitmap_from_refs(struct tux3_volume *vol)
+static int walk_refs(struct refwalk *w)
 {
 	static const struct tux3_walk_ops ops = {
 		.logblock = ref_logblock,
@@ -58,8 +96,29 @@ int fsck_bitmap_from_refs(struct tux3_volume *vol)
 		.extent = ref_extent,
 		.site_error = ref_damage,
 	};
-	int err = tux3_walk(vol, &ops, vol);
-	tux3_clear_error(vol);
+	int err = tux3_walk(w->vol, &ops, w);
+	tux3_clear_error(w->vol);
 	/* damage was skipped and is the passes' to report */
 	return err == -ENOMEM || err == -EIO ? err : 0;
+}
+
+int fsck_bitmap_from_refs(struct tux3_volume *vol)
+{
+	struct refwalk w = { .vol = vol };
+	return walk_refs(&w);
+}
+
+/*
+ * Pass 3's repairs allocate before pass 4 holds in use what the bitmap
+ * wrongly has free, and a damaged bitmap block reads as all free: the
+ * allocator then gave a rebuilt index node the block of the node it
+ * replaced, which the rebuild's own free then took away.  So before
+ * pass 3 repairs, every block the walk reaches and the bitmap has free
+ * is set and kept in f->shield, as pass 4's are, until pass 8 (which
+ * reports them) begins.
+ */
+int fsck_shield_refs(struct fsck *f)
+{
+	struct refwalk w = { .vol = f->vol, .shield = &f->shield };
+	return walk_refs(&w);
 }

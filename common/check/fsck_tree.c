@@ -478,6 +478,12 @@ static int apply_entries(struct tux3_volume *vol, enum tux3_tree tree,
 	}
 	if ((err = meta_alloc(vol, node, OV_UNIFY_DIRTY, &fresh, &img)))
 		goto out;
+	if (fresh == node) {	/* its free below would take the rebuild */
+		err = vol_error(vol, -EUCLEAN, node, TUX3_NONE, TUX3_NONE,
+				"the allocator gave out block %" PRIu64
+				", which the tree still uses", node);
+		goto out;
+	}
 	/* a new node is made the way replay knows: a one-entry root image,
 	 * then an ADD per entry */
 	bnode_init_root(img, vol->blocksize, 1, children[0], 0, 0);
@@ -912,6 +918,9 @@ int fsck_pass3(struct fsck *f)
 		if (!p.round)
 			fsck_progress(f, f->progress, f->progress_max);
 		if (f->stop || !p.nfix)
+			break;
+		if (!p.round && fsck_repairing(f) &&
+		    (err = fsck_shield_refs(f)) < 0)
 			break;
 		int made = apply_fixes(&p);
 		if (made < 0) {

@@ -12,9 +12,13 @@
 #                         BUILD/fuzz-fsck-failures; at most
 #                         FUZZ_FSCK_KEEP_MAX=40 cases are kept)
 #   FUZZ_FSCK_KINDS="pop4k pop1k ..."   only these volume kinds
-#   FUZZ_FSCK_CASE=KIND:SEED            run one case, say all, keep it
+#   FUZZ_FSCK_CASE=KIND:SEED[:DAMAGES]  run one case, say all, keep it
 #   FUZZ_FSCK_RESULTS=FILE  also write the result of every case there, one
 #                         line each (to compare two runs)
+#   FUZZ_FSCK_DAMAGES=N   damages per case (default 1): the first is the
+#                         case's single damage, damage k>1 has seed
+#                         SEED*10+k, each on any block of any class, so
+#                         the repairs meet one another's damage
 #
 # Volume kinds, each made once per run from host trees that
 # tests/fuzz/fsck_fuzz.py writes (fixed contents, SOURCE_DATE_EPOCH and a
@@ -180,8 +184,7 @@ keep() {
 	rm -rf "$k"
 	mkdir -p "$k"
 	cp --sparse=always "$FZ_WORK/base/$kind.img" "$k/before.img"
-	"$PYTHON" "$helper" mutate "$k/before.img" "$FZ_WORK/base/$kind.idx" \
-		"$seed" > /dev/null
+	damage "$k/before.img" > /dev/null
 	cp --sparse=always "$img" "$k/after.img"
 	for f in "$d"/*.out "$d"/*.err; do
 		[ -e "$f" ] && cp "$f" "$k/"
@@ -195,22 +198,42 @@ keep() {
 	} > "$k/README"
 }
 
+# damage IMG: the case's damages (FUZZ_FSCK_DAMAGES, default 1), the
+# first one's TARGET <TAB> OP <TAB> and every one's detail
+damage() {
+	_m=$("$PYTHON" "$helper" mutate "$1" "$FZ_WORK/base/$kind.idx" "$seed")
+	_k=2
+	while [ "$_k" -le "${FUZZ_FSCK_DAMAGES:-1}" ]; do
+		_n=$("$PYTHON" "$helper" mutate "$1" "$FZ_WORK/base/$kind.idx" \
+			"$((seed * 10 + _k))")
+		_m="$_m + $(printf '%s' "$_n" | cut -f1,2 | tr '\t' ' '): $(
+			printf '%s' "$_n" | cut -f3)"
+		_k=$((_k + 1))
+	done
+	printf '%s\n' "$_m"
+}
+
 run_case() {
 	i=$1
 	if [ -n "${FZ_ONE:-}" ]; then
 		kind=${FZ_ONE%%:*} seed=${FZ_ONE#*:}
+		case $seed in *:*)	# KIND:SEED:DAMAGES
+			FUZZ_FSCK_DAMAGES=${seed#*:} seed=${seed%%:*} ;;
+		esac
 	else
 		set -- $FZ_SLOTS
 		shift $(( (i - 1) % $# ))
 		kind=$1 seed=$((FZ_SEED * 100000 + i))
 	fi
-	repro="FUZZ_FSCK_CASE=$kind:$seed sh tests/fuzz/fsck_campaign.sh $FZ_BUILDNAME"
+	case_id=$kind:$seed
+	[ "${FUZZ_FSCK_DAMAGES:-1}" -gt 1 ] && case_id=$case_id:$FUZZ_FSCK_DAMAGES
+	repro="FUZZ_FSCK_CASE=$case_id sh tests/fuzz/fsck_campaign.sh $FZ_BUILDNAME"
 	d=$FZ_WORK/c$i
 	rm -rf "$d"
 	mkdir -p "$d"
 	img=$d/v.img
 	cp --sparse=always "$FZ_WORK/base/$kind.img" "$img"
-	m=$("$PYTHON" "$helper" mutate "$img" "$FZ_WORK/base/$kind.idx" "$seed")
+	m=$(damage "$img")
 	target=$(printf '%s' "$m" | cut -f1)
 	op=$(printf '%s' "$m" | cut -f2)
 	detail=$(printf '%s' "$m" | cut -f3)
