@@ -364,8 +364,36 @@ static int field_from_copy(struct fsck *f, const uint8_t *prim,
 	return NOT_MINE;
 }
 
+/*
+ * The last resort for a primary the open refuses and no single field of
+ * which can be mended: the whole secondary copy, when it opens, though
+ * it differs in more fields than the damaged one (several fields hit
+ * at once, or commits since the copy by code that does not keep it,
+ * which are then lost), as e2fsck -b takes a backup superblock.
+ */
+static int whole_copy(struct fsck *f, const uint8_t *prim, struct sbcopy *c,
+		      const char *what)
+{
+	unsigned n = 0;
+	char note[160];
+	if (!c->ok)
+		return NOT_MINE;
+	for (size_t i = 0; i < sizeof(sb_fields) / sizeof(sb_fields[0]); i++)
+		n += !!memcmp(prim + sb_fields[i].off,
+			      c->raw + sb_fields[i].off, sb_fields[i].len);
+	if (!n)
+		return NOT_MINE;
+	snprintf(note, sizeof(note), " and opens, though it differs from the "
+		 "primary in %u field%s (what was committed since the copy "
+		 "is lost)", n, n == 1 ? "" : "s");
+	if (!fsck_problem(f, P1_SB2, true, NULL, what, note))
+		return REPORTED;
+	return write_super(c, c->raw, 0, SB2_COPY);
+}
+
 /* A field the open refused: from the secondary copy if it has the same
- * commit, else recomputed when it can be, else reported as it is. */
+ * commit, else recomputed when it can be, else the whole copy when it
+ * opens, else reported as it is. */
 static int refused_field(struct fsck *f, const struct tux3_volume *v,
 			 struct sbcopy *c)
 {
@@ -381,6 +409,8 @@ static int refused_field(struct fsck *f, const struct tux3_volume *v,
 		r = magic_near(f, v->sbraw, c);
 	if (r == NOT_MINE)
 		r = recompute(f, v->sbraw, off, what, c);
+	if (r == NOT_MINE)
+		r = whole_copy(f, v->sbraw, c, what);
 	if (r == NOT_MINE)
 		report_field(f, v, off, what);
 	return r;
