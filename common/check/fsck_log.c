@@ -953,7 +953,9 @@ static int plan_salvage(struct fsck *f, const struct disksuper *disk,
 		tux3_close(rv);
 		return err;
 	}
-	if (err) {
+	/* the log replays; what it leads to (the bitmap inode, the orphan
+	 * table) is state_unreadable's, asked once this replay is chosen */
+	if (err && step != STEP_BITMAP && step != STEP_ORPHANS) {
 		char why[300];
 		tux3_error_text(rv, why, sizeof(why));
 		tux3_close(rv);
@@ -971,9 +973,11 @@ static int plan_salvage(struct fsck *f, const struct disksuper *disk,
  * error keeps its block and offset), report it and, for damage of the
  * log, offer the truncation if it can be shown safe (or beginning the
  * log after a block before the unify mark); when it cannot be, offer
- * the salvage replay (*salvage).  Returns 1 when disk's log fields were
- * changed or the salvage was chosen (look again), 0 when the run must
- * stop, <0.
+ * the salvage replay (*salvage).  Once that is chosen, what its replay
+ * leads to and cannot read (the bitmap inode, the orphan table) is
+ * offered in turn.  Returns 1 when disk's log fields were changed, the
+ * salvage was chosen or a read past damage was (look again), 0 when the
+ * run must stop, <0.
  */
 static int open_failed(struct fsck *f, struct scan *s,
 		       struct disksuper *disk, bool *salvage)
@@ -981,7 +985,8 @@ static int open_failed(struct fsck *f, struct scan *s,
 	char text[400];
 	struct tux3_volume *rv;
 	enum replay_step step;
-	int err = replay_as(f, disk, false, false, &rv, &step);
+	bool chosen = *salvage;	/* the salvage, in an earlier round */
+	int err = replay_as(f, disk, false, chosen, &rv, &step);
 	if (err && !rv)
 		return err;
 	if (err == -ENOMEM) {
@@ -1007,6 +1012,12 @@ static int open_failed(struct fsck *f, struct scan *s,
 		err = state_unreadable(f, rv, step, text);
 		tux3_close(rv);
 		return err;
+	}
+	if (chosen) {
+		/* the salvage replay itself no longer opens: nothing else
+		 * to offer */
+		tux3_close(rv);
+		return 0;
 	}
 	/* the log: the block the library names, or the oldest damage the
 	 * scan found within the cycle if that is older */
@@ -1241,8 +1252,7 @@ int fsck_pass2(struct fsck *f)
 		f->vol = NULL;
 		if (!fsck_open_damage(err))
 			goto out;
-		err = round < 7 && !salvage ?
-		      open_failed(f, &s, &cur, &salvage) : 0;
+		err = round < 7 ? open_failed(f, &s, &cur, &salvage) : 0;
 		f->msg[0] = 0;
 		if (err > 0 && f->remake) {
 			/* a new volume: its own superblock from now on */
