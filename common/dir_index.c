@@ -453,6 +453,8 @@ int dir_index_find(struct tux3_volume *vol, const struct inode *dir,
 	struct dir_index_set *set = vol->dirindex;
 	if (!set->buf && !(set->buf = malloc(vol->blocksize)))
 		return DIR_INDEX_NONE;
+	if (!ix->nbucket)
+		return -ENOENT;	/* blocks without a name: none made buckets */
 	uint32_t hash = set->hash(set->seed, name, len), held = NIL;
 	for (uint32_t id = ix->bucket[hash & (ix->nbucket - 1)]; id != NIL;
 	     id = ix->ents[id].next) {

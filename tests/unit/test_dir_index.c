@@ -470,6 +470,39 @@ TEST(damaged_block_served_as_linear)
 	}
 }
 
+/* A directory of many blocks whose names are all gone: its index has
+ * no hash buckets (none was ever needed); a lookup there crashed fsck
+ * (pass 5 asking the emptied root for lost+found). */
+TEST(every_name_gone)
+{
+	const char *p = scratch_volume(12, 64ull << 20, 0);
+	struct tux3_volume *vol = open_rw(p);
+	char name[300];
+	tux3_ino_t dir, ino;
+	CHECK_EQ(tux3_mkdir(vol, ROOT, "d", 1, 0755, 0, 0, &dir), 0);
+	for (unsigned i = 0; i < 400; i++) {
+		unsigned len = name_of(name, i, 0);
+		CHECK_EQ(tux3_create(vol, dir, name, len, 0644, 0, 0, &ino),
+			 0);
+	}
+	for (unsigned i = 0; i < 400; i++) {
+		unsigned len = name_of(name, i, 0);
+		CHECK_EQ(tux3_unlink(vol, dir, name, len), 0);
+	}
+	CHECK_EQ(tux3_umount(vol), 0);
+	vol = open_rw(p);
+	CHECK_EQ(tux3_lookup(vol, dir, "lost+found", 10, &ino), -ENOENT);
+	CHECK_EQ(tux3_lookup(vol, dir, "x", 1, &ino), -ENOENT);
+	struct dir_index_stats st;
+	dir_index_stats(vol, &st);
+	CHECK_EQ(st.dirs, 1);	/* built, over blocks without a name */
+	CHECK_EQ(tux3_create(vol, dir, "x", 1, 0644, 0, 0, &ino), 0);
+	tux3_ino_t got;
+	CHECK_EQ(tux3_lookup(vol, dir, "x", 1, &got), 0);
+	CHECK_EQ(got, ino);
+	CHECK_EQ(tux3_umount(vol), 0);
+}
+
 /* ---- the memory bound ---- */
 
 TEST(bound_drops_least_recently_used)
