@@ -968,6 +968,75 @@ static int plan_salvage(struct fsck *f, const struct disksuper *disk,
 	return 1;
 }
 
+/* The secondary superblock (sb_backup) decoded into out: false when
+ * the volume has none, or it does not decode. */
+static bool copy_fields(struct fsck *f, struct disksuper *out)
+{
+	struct tux3_volume *nv;
+	bool ok = false;
+	if (!fsck_open_super(f, &nv)) {
+		uint8_t buf[SB2_LEN], raw[TUX3_SB_LEN];
+		char why[160];
+		ok = !dev_pread(&nv->dev, buf, SB2_LEN, SB2_OFFSET) &&
+		     !sb2_decode(buf, raw, why, sizeof(why));
+		if (ok)
+			super_decode(raw, out);
+	}
+	fsck_close_super(nv);
+	f->msg[0] = 0;
+	return ok;
+}
+
+static void state_text(const struct disksuper *sb, char *text, size_t len)
+{
+	snprintf(text, len, "iroot %#" PRIx64 ", oroot %#" PRIx64 ", log "
+		 "head %" PRIu64 " of %u block%s", sb->iroot, sb->oroot,
+		 sb->logchain, sb->logcount, sb->logcount == 1 ? "" : "s");
+}
+
+/*
+ * The volume does not open from disk's roots and log: when the
+ * secondary superblock (of the same geometry) names others and the
+ * state they lead to opens, take them.  That is damage of the primary
+ * in fields no single-field repair of pass 1 could tell (a root moved
+ * to another block inside the volume, a count set to 0, with the
+ * extension record hit too, so the copy differs in more than one
+ * field); a copy left behind by commits of code that does not keep it
+ * names an older state, taken only when the newer one does not open.
+ * Returns 1 when taken (look again), 0 when not, <0.
+ */
+static int state_from_copy(struct fsck *f, struct disksuper *disk,
+			   const char *why)
+{
+	struct disksuper c;
+	if (!copy_fields(f, &c) || c.blockbits != disk->blockbits ||
+	    c.volblocks != disk->volblocks ||
+	    (c.iroot == disk->iroot && c.oroot == disk->oroot &&
+	     c.logchain == disk->logchain && c.logcount == disk->logcount))
+		return 0;
+	struct tux3_volume *rv;
+	enum replay_step step;
+	int err = replay_as(f, &c, false, false, &rv, &step);
+	if (err && !rv)
+		return err == -ENOMEM ? err : 0;
+	tux3_close(rv);
+	f->msg[0] = 0;
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	char have[160], want[160];
+	state_text(disk, have, sizeof(have));
+	state_text(&c, want, sizeof(want));
+	if (!fsck_problem(f, P2_STATE_FROM_COPY, can_repair_log(f), NULL,
+			  have, why, want))
+		return 0;
+	disk->iroot = c.iroot;
+	disk->oroot = c.oroot;
+	disk->logchain = c.logchain;
+	disk->logcount = c.logcount;
+	fsck_fixed(f, 0);
+	return 1;
+}
+
 /*
  * The volume did not open: find out why on a replay of our own (the
  * error keeps its block and offset), report it and, for damage of the
@@ -1008,6 +1077,15 @@ static int open_failed(struct fsck *f, struct scan *s,
 			 rv->error.block, rv->error.what);
 	else
 		tux3_error_text(rv, text, sizeof(text));
+	/* the secondary superblock's state first, when it differs and
+	 * opens: no repair of the primary's can do better */
+	if (!chosen) {
+		err = state_from_copy(f, disk, text);
+		if (err) {
+			tux3_close(rv);
+			return err;
+		}
+	}
 	if (step == STEP_BITMAP || step == STEP_ORPHANS) {
 		err = state_unreadable(f, rv, step, text);
 		tux3_close(rv);

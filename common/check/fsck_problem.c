@@ -105,6 +105,11 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"directory's and every file's", 0,
 		"make the volume empty again (same UUID, label and features; "
 		"a new root directory)" },
+	[P2_STATE_FROM_COPY] = { "PASS2_STATE_FROM_COPY", 2,
+		"the volume does not open from the superblock's %s (%s); the "
+		"secondary superblock's (%s) opens it", 0,
+		"take the roots and the log's head and count from the "
+		"secondary superblock" },
 	[P2_REPLAY_SALVAGE] = { "PASS2_REPLAY_SALVAGE", 2,
 		"log replay failed at log block %" U " (%" U " of %" U "): %s; "
 		"%s; %s", 0, "replay what the log still holds, skipping the "
