@@ -280,6 +280,10 @@ int replay_stage2(struct tux3_volume *vol);
  * what is damaged or does not apply is skipped and counted in
  * vol->salvage instead of failing the replay. */
 void replay_salvage_mode(struct tux3_volume *vol);
+/* Another block with the bytes of log block 'block': 1 and *twin when
+ * found (of two alike one is a copy), 0 when not, <0. */
+int log_block_twin(struct tux3_volume *vol, uint64_t block,
+		   const uint8_t *data, uint64_t *twin);
 /* ---- replay_index.c ---- */
 /* Salvage mode, after stage 1: the inode table's root bnode, when no
  * record left an image of it, rebuilt from the ileaves on the volume. */

@@ -270,6 +270,24 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 			b->head_ok = false;
 			b->partial = true;
 		}
+		uint64_t twin;
+		if (b->head_ok && !b->logchain && s->n < sb->logcount) {
+			/* mkfs's block, with older ones by the count: a
+			 * copy of another log block when one is alike */
+			int r = log_block_twin(vol, b->blocknr, b->data, &twin);
+			if (r < 0) {
+				err = r;
+				break;
+			}
+			if (r) {
+				damage(b, 8, "it holds the bytes of block %"
+				       PRIu64 " (a first log block, linking to "
+				       "none): it holds a copy of another log "
+				       "block", twin);
+				b->head_ok = false;
+				b->partial = true;
+			}
+		}
 		unify |= b->has_unify;
 		partial |= b->partial;
 		/* mkfs's block is unmistakable; so is the block beginning

@@ -281,8 +281,11 @@ static bool holds_unify(const uint8_t *data, const struct loghead *head)
  * reuse.  (The oldest without the mark is mkfs's, linking to 0.)  It is
  * a copy of a newer log block,
  * written where this one was (a misdirected write), and replaying its
- * records would apply them twice.  Salvage mode drops its records and
- * does not trust its link (*bad_head).
+ * records would apply them twice.  So is a block linking to none (as
+ * mkfs's) with older blocks before it by the count, when another block
+ * holds the same bytes (log_block_twin): its records are mkfs's, which
+ * replayed again would make the first tree anew.  Salvage mode drops
+ * its records and does not trust its link (*bad_head).
  */
 static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 			   unsigned index, const struct blockset *seen,
@@ -290,16 +293,30 @@ static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 {
 	struct loghead head;
 	char why[128];
+	uint64_t twin;
+	int err;
 	*bad_head = false;
-	if (log_decode_head(lb->data, vol->blocksize, &head, why, sizeof(why)) ||
-	    !(head.logchain == lb->blocknr ||
-	      (blockset_has(seen, head.logchain) &&
-	       (index || !holds_unify(lb->data, &head)))))
+	if (log_decode_head(lb->data, vol->blocksize, &head, why, sizeof(why)))
 		return 0;
-	int err = LOGERR(vol, lb, 8, "log block %u of %u links back to block "
-			 "%" PRIu64 ", newer in the chain: it holds a copy of "
-			 "another log block", index + 1, vol->logcount,
-			 head.logchain);
+	if (!head.logchain && index) {
+		/* mkfs's block, with older ones before it by the count */
+		if ((err = log_block_twin(vol, lb->blocknr, lb->data,
+					  &twin)) <= 0)
+			return err;
+		err = LOGERR(vol, lb, 8, "log block %u of %u holds the bytes "
+			     "of block %" PRIu64 " (a first log block, linking "
+			     "to none): it holds a copy of another log block",
+			     index + 1, vol->logcount, twin);
+	} else if (head.logchain == lb->blocknr ||
+		   (blockset_has(seen, head.logchain) &&
+		    (index || !holds_unify(lb->data, &head)))) {
+		err = LOGERR(vol, lb, 8, "log block %u of %u links back to "
+			     "block %" PRIu64 ", newer in the chain: it holds "
+			     "a copy of another log block", index + 1,
+			     vol->logcount, head.logchain);
+	} else {
+		return 0;
+	}
 	if (!vol->salvage.on)
 		return err;
 	salvage_note(vol, &vol->salvage.first_cut);
@@ -309,6 +326,43 @@ static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 	lb->head.bytes = 0;
 	*bad_head = true;
 	return 0;
+}
+
+/* The largest volume looked through for a log block's twin. */
+#define TWIN_MAX_BLOCKS (1ULL << 22)
+
+/*
+ * Another block of the volume with the same bytes as the log block at
+ * 'block' (data): a log block is written once, in one place, so of two
+ * alike one is a copy (a misdirected write).  Asked only of a block
+ * that looks like mkfs's (link 0) where the superblock's count says
+ * older blocks come before it: the count, or that block, is wrong, and
+ * a twin says which.  Returns 1 and *twin when one is found, 0 when
+ * not (or the volume is too large to look through), <0.
+ */
+int log_block_twin(struct tux3_volume *vol, uint64_t block,
+		   const uint8_t *data, uint64_t *twin)
+{
+	if (vol->volblocks > TWIN_MAX_BLOCKS)
+		return 0;
+	uint8_t *buf = malloc(vol->blocksize);
+	int found = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks && !found;
+	     b++) {
+		if (b == block || dev_pread(&vol->dev, buf, 16,
+					    b << vol->blockbits) ||
+		    memcmp(buf, data, 16) ||
+		    dev_pread(&vol->dev, buf, vol->blocksize,
+			      b << vol->blockbits) ||
+		    memcmp(buf, data, vol->blocksize))
+			continue;
+		*twin = b;
+		found = 1;
+	}
+	free(buf);
+	return found;
 }
 
 /* Salvage: the chain could not be followed past chronological block
