@@ -131,6 +131,21 @@ static int path_copy_failed(struct tux3_volume *vol, uint64_t node, int err)
 	return err;
 }
 
+/* The blocks a path copy takes: the leaf unless this delta copied it,
+ * and each index node above a moved child unless this unify cycle did. */
+static uint64_t path_copies(struct tux3_volume *vol, const struct wpath *p)
+{
+	uint64_t need = 0;
+	for (int l = p->depth - 1; l >= 0; l--) {
+		unsigned mark = l == p->depth - 1 ? OV_DELTA_DIRTY :
+			        OV_UNIFY_DIRTY;
+		if (overlay_flags(&vol->overlay, p->lv[l].block) & mark)
+			break;	/* stays: nothing above it moves */
+		need++;
+	}
+	return need;
+}
+
 /*
  * Find the leaf for key and make the whole path to it writable, from the
  * leaf up, stopping at the first level that did not move.  bt->root may
@@ -157,6 +172,12 @@ int btree_wprobe(struct btree *bt, uint64_t key, struct wpath *p,
 	}
 	cursor_release(&c);
 
+	/* room for the copies first: an ENOSPC half way would stop the
+	 * volume's commits (path_copy_failed), one here changes nothing */
+	if ((err = balloc_init(vol)))
+		return err;
+	if (vol->freeblocks < path_copies(vol, p))
+		return -ENOSPC;
 	uint64_t child = 0;
 	bool moved = false;
 	for (int l = p->depth - 1; l >= 0; l--) {
