@@ -330,6 +330,30 @@ static void report_field(struct fsck *f, const struct tux3_volume *v,
  * points inside the volume passes the superblock's checks, and the
  * replay then finds a tree or a log that is not there.
  */
+/* The geometry field at off (blockbits, volblocks) from the secondary
+ * copy, alone, the rest of the primary kept: its other differences are
+ * other repairs' (or a newer commit's). */
+static int geometry_from_copy(struct fsck *f, const uint8_t *prim,
+			      struct sbcopy *c, unsigned off, unsigned len,
+			      const char *name)
+{
+	uint8_t *raw = c->fix;
+	char why[200], what[200];
+	memcpy(raw, prim, TUX3_SB_LEN);
+	memcpy(raw + off, c->raw + off, len);
+	if (super_usable(f, raw, NULL, why, sizeof(why)))
+		return NOT_MINE;
+	uint64_t have = len == 2 ? be16(prim + off) : be64(prim + off);
+	uint64_t want = len == 2 ? be16(c->raw + off) : be64(c->raw + off);
+	snprintf(what, sizeof(what), "superblock: %s %" PRIu64 " differs from "
+		 "the secondary copy's %" PRIu64 " (no commit changes it)",
+		 name, have, want);
+	if (!fsck_problem(f, P1_SB2, true, NULL, what, ", and the field "
+			  "alone is taken from it"))
+		return REPORTED;
+	return write_super(c, raw, off, len);
+}
+
 static int field_from_copy(struct fsck *f, const uint8_t *prim,
 			   struct sbcopy *c)
 {
@@ -345,9 +369,19 @@ static int field_from_copy(struct fsck *f, const uint8_t *prim,
 	/* the roots are packed (depth and block): shown in hex */
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		unsigned off = g[i].off, len = g[i].len;
-		if (!c->ok || !memcmp(prim + off, c->raw + off, len) ||
-		    !copy_agrees(prim, c->raw, off))
+		if (!c->ok || !memcmp(prim + off, c->raw + off, len))
 			continue;
+		if (!copy_agrees(prim, c->raw, off)) {
+			/* no commit changes the geometry, so the copy's is
+			 * right however else the two differ */
+			if (off == 24 || off == 32) {
+				int r = geometry_from_copy(f, prim, c, off,
+							   len, g[i].name);
+				if (r != NOT_MINE)
+					return r;
+			}
+			continue;
+		}
 		uint64_t have = len == 2 ? be16(prim + off) : len == 4 ?
 				be32(prim + off) : be64(prim + off);
 		uint64_t want = len == 2 ? be16(c->raw + off) : len == 4 ?
