@@ -284,6 +284,10 @@ void replay_salvage_mode(struct tux3_volume *vol);
  * found (of two alike one is a copy), 0 when not, <0. */
 int log_block_twin(struct tux3_volume *vol, uint64_t block,
 		   const uint8_t *data, uint64_t *twin);
+/* The same for n log blocks in one pass: twin[k] or TUX3_NONE each;
+ * returns how many have one, <0. */
+int log_blocks_twins(struct tux3_volume *vol, const uint64_t *blocks,
+		     uint8_t *const *data, unsigned n, uint64_t *twin);
 /* ---- replay_index.c ---- */
 /* Salvage mode, after stage 1: the inode table's root bnode, when no
  * record left an image of it, rebuilt from the ileaves on the volume. */

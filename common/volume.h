@@ -269,6 +269,10 @@ struct replay_salvage {
 	 * after them: replay steps from 'from' to 'to' */
 	struct { unsigned index, from, to; } *gaps;
 	unsigned ngaps, gapcap;
+	/* log blocks holding a copy of an older one (replay.c's
+	 * salvage_find_copies): their records dropped, their link not
+	 * followed */
+	struct blockset copies;
 };
 
 /* The in-memory directory indexes (dir_index.c): private to it. */

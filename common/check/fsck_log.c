@@ -194,6 +194,47 @@ static void scan_block(struct tux3_volume *vol, struct sblk *b)
 }
 
 /*
+ * The chain began the cycle in fewer blocks than the count: one of its
+ * blocks may be a copy of an older log block, whose link skipped the
+ * blocks between (the original, its twin, is one of them).  Each block
+ * another block of the volume holds byte for byte is damage, so that
+ * the count is not cut to the chain (the salvage replay finds the block
+ * that continues it instead).
+ */
+static int mark_copies(struct tux3_volume *vol, struct scan *s)
+{
+	uint64_t *blocks = calloc(s->n + 1, sizeof(*blocks));
+	uint64_t *twin = calloc(s->n + 1, sizeof(*twin));
+	uint8_t **data = calloc(s->n + 1, sizeof(*data));
+	unsigned n = 0;
+	int err = blocks && twin && data ? 0 : -ENOMEM;
+	for (unsigned i = 0; !err && i < s->n; i++)
+		if (s->b[i].head_ok && s->b[i].data) {
+			blocks[n] = s->b[i].blocknr;
+			data[n++] = s->b[i].data;
+		}
+	if (!err && (err = log_blocks_twins(vol, blocks, data, n, twin)) > 0)
+		err = 0;
+	for (unsigned i = 0, k = 0; !err && i < s->n; i++) {
+		struct sblk *b = &s->b[i];
+		if (!b->head_ok || !b->data)
+			continue;
+		if (twin[k] != TUX3_NONE) {
+			damage(b, 8, "it holds the bytes of block %" PRIu64
+			       ": a copy of another log block, whose link "
+			       "skips the blocks between", twin[k]);
+			b->head_ok = false;
+			b->partial = true;
+		}
+		k++;
+	}
+	free(blocks);
+	free(twin);
+	free(data);
+	return err;
+}
+
+/*
  * Follow the chain from sb's logchain (the superblock's, or pass 2's
  * repaired fields; sb's logcount too), newest first, until the cycle's
  * first block (a block holding UNIFY begins the cycle with the first
@@ -322,6 +363,8 @@ static int scan_chain(struct tux3_volume *vol, const struct disksuper *sb,
 		chain = b->logchain;
 	}
 	blockset_free(&seen);
+	if (!err && s->start >= 0 && (unsigned)s->start + 1 < sb->logcount)
+		err = mark_copies(vol, s);
 	return err;
 }
 

@@ -298,7 +298,13 @@ static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 	*bad_head = false;
 	if (log_decode_head(lb->data, vol->blocksize, &head, why, sizeof(why)))
 		return 0;
-	if (!head.logchain && index) {
+	if (blockset_has(&vol->salvage.copies, lb->blocknr)) {
+		/* salvage_find_copies: a copy of an older block */
+		err = LOGERR(vol, lb, 8, "log block %u of %u holds the bytes "
+			     "of another log block, whose link skips the "
+			     "blocks between: it holds a copy", index + 1,
+			     vol->logcount);
+	} else if (!head.logchain && index) {
 		/* mkfs's block, with older ones before it by the count */
 		if ((err = log_block_twin(vol, lb->blocknr, lb->data,
 					  &twin)) <= 0)
@@ -331,38 +337,144 @@ static int copied_logblock(struct tux3_volume *vol, struct logblk *lb,
 /* The largest volume looked through for a log block's twin. */
 #define TWIN_MAX_BLOCKS (1ULL << 22)
 
+struct twin_key {
+	uint8_t head[16];	/* a log block's first bytes: magic, count,
+				 * link */
+	unsigned k;
+};
+
+static int by_head(const void *a, const void *b)
+{
+	return memcmp(((const struct twin_key *)a)->head,
+		      ((const struct twin_key *)b)->head, 16);
+}
+
 /*
- * Another block of the volume with the same bytes as the log block at
- * 'block' (data): a log block is written once, in one place, so of two
- * alike one is a copy (a misdirected write).  Asked only of a block
- * that looks like mkfs's (link 0) where the superblock's count says
- * older blocks come before it: the count, or that block, is wrong, and
- * a twin says which.  Returns 1 and *twin when one is found, 0 when
- * not (or the volume is too large to look through), <0.
+ * Which of the n log blocks blocks[k] (bytes data[k]) another block of
+ * the volume holds byte for byte: a log block is written once, in one
+ * place, so of two alike one is a copy (a misdirected write), and the
+ * chain's block is the copy when its twin is the original that the
+ * chain, misled by the copy's link, no longer reaches.  One pass over
+ * the volume, its blocks' first 16 bytes looked up among the n.
+ * twin[k] (TUX3_NONE: none) for each; returns how many have one, 0
+ * when the volume is too large to look through, <0.
  */
+int log_blocks_twins(struct tux3_volume *vol, const uint64_t *blocks,
+		     uint8_t *const *data, unsigned n, uint64_t *twin)
+{
+	for (unsigned k = 0; k < n; k++)
+		twin[k] = TUX3_NONE;
+	if (!n || vol->volblocks > TWIN_MAX_BLOCKS)
+		return 0;
+	struct twin_key *keys = malloc(n * sizeof(*keys)), probe;
+	uint8_t *buf = malloc(vol->blocksize);
+	int found = 0;
+	if (!keys || !buf) {
+		free(keys);
+		free(buf);
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		memcpy(keys[k].head, data[k], 16);
+		keys[k].k = k;
+	}
+	qsort(keys, n, sizeof(*keys), by_head);
+	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks; b++) {
+		if (dev_pread(&vol->dev, probe.head, 16, b << vol->blockbits))
+			continue;
+		struct twin_key *hit = bsearch(&probe, keys, n, sizeof(*keys),
+					       by_head);
+		if (!hit)
+			continue;
+		/* the first of a run of equal heads, then each of them */
+		while (hit > keys && !by_head(hit - 1, &probe))
+			hit--;
+		bool read = false;
+		for (; hit < keys + n && !by_head(hit, &probe); hit++) {
+			unsigned k = hit->k;
+			if (b == blocks[k] || twin[k] != TUX3_NONE)
+				continue;
+			if (!read && dev_pread(&vol->dev, buf, vol->blocksize,
+					       b << vol->blockbits))
+				break;
+			read = true;
+			if (!memcmp(buf, data[k], vol->blocksize)) {
+				twin[k] = b;
+				found++;
+			}
+		}
+	}
+	free(keys);
+	free(buf);
+	return found;
+}
+
 int log_block_twin(struct tux3_volume *vol, uint64_t block,
 		   const uint8_t *data, uint64_t *twin)
 {
-	if (vol->volblocks > TWIN_MAX_BLOCKS)
-		return 0;
-	uint8_t *buf = malloc(vol->blocksize);
-	int found = 0;
-	if (!buf)
-		return -ENOMEM;
-	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks && !found;
-	     b++) {
-		if (b == block || dev_pread(&vol->dev, buf, 16,
-					    b << vol->blockbits) ||
-		    memcmp(buf, data, 16) ||
-		    dev_pread(&vol->dev, buf, vol->blocksize,
-			      b << vol->blockbits) ||
-		    memcmp(buf, data, vol->blocksize))
-			continue;
-		*twin = b;
-		found = 1;
+	uint8_t *d = (uint8_t *)data;
+	return log_blocks_twins(vol, &block, &d, 1, twin);
+}
+
+/* The most chain blocks salvage_find_copies holds to compare. */
+#define COPIES_MAX_BLOCKS 4096
+
+/*
+ * Salvage, before the load: follow the chain from the superblock's head
+ * as far as headers read.  When it begins the cycle (mkfs's block, or
+ * a unify mark) in fewer blocks than the count, one of them may be a
+ * copy of an older log block, whose link skipped the blocks between
+ * (its twin, the original, among them): such blocks go to
+ * salvage.copies, and the load drops their records and looks for the
+ * block that continues the chain instead of their link.
+ */
+static int salvage_find_copies(struct tux3_volume *vol)
+{
+	uint32_t logcount = vol->super.logcount;
+	uint64_t chain = vol->super.logchain;
+	unsigned n = 0, cap = logcount < COPIES_MAX_BLOCKS ? logcount :
+			     COPIES_MAX_BLOCKS;
+	uint64_t *blocks = calloc(cap + 1, sizeof(*blocks));
+	uint64_t *twin = calloc(cap + 1, sizeof(*twin));
+	uint8_t **data = calloc(cap + 1, sizeof(*data));
+	bool begins = false;
+	int err = blocks && twin && data ? 0 : -ENOMEM;
+	while (!err && n < cap && chain >= vol->reserved_blocks &&
+	       chain < vol->volblocks) {
+		struct loghead head;
+		char why[128];
+		bool loop = false;
+		for (unsigned k = 0; k < n && !loop; k++)
+			loop = blocks[k] == chain;
+		if (loop || !(data[n] = malloc(vol->blocksize)))
+			break;
+		blocks[n] = chain;
+		if (dev_pread(&vol->dev, data[n], vol->blocksize,
+			      chain << vol->blockbits) ||
+		    log_decode_head(data[n], vol->blocksize, &head, why,
+				    sizeof(why)))
+			break;
+		n++;
+		if (!head.logchain || holds_unify(data[n - 1], &head)) {
+			begins = true;
+			break;
+		}
+		chain = head.logchain;
 	}
-	free(buf);
-	return found;
+	if (!err && begins && n < logcount &&
+	    (err = log_blocks_twins(vol, blocks, data, n, twin)) > 0) {
+		err = 0;
+		for (unsigned k = 0; k < n && !err; k++)
+			if (twin[k] != TUX3_NONE &&
+			    blockset_add(&vol->salvage.copies, blocks[k]) < 0)
+				err = -ENOMEM;
+	}
+	for (unsigned k = 0; data && k <= n && k <= cap; k++)
+		free(data[k]);
+	free(blocks);
+	free(twin);
+	free(data);
+	return err < 0 ? err : 0;
 }
 
 /* Salvage: the chain could not be followed past chronological block
@@ -487,9 +599,11 @@ int replay_load_log(struct tux3_volume *vol)
 	vol->logcount = logcount;
 	if (!logcount)
 		return 0;
+	if (vol->salvage.on && (err = salvage_find_copies(vol)))
+		return err;
 	/* LOG_CRC: the newest 'verify' blocks carry our CRC (sealed only) */
 	uint32_t verify = log_crc_trusted(vol);
-	bool newer_bad_head = false, bridged = false;
+	bool newer_bad_head = false, bridged = false, copy_link = false;
 	uint32_t at = logcount;		/* the block being loaded */
 	vol->log = calloc(logcount, sizeof(*vol->log));
 	if (!vol->log)
@@ -502,7 +616,8 @@ int replay_load_log(struct tux3_volume *vol)
 		at = i;
 		/* salvage: a lost link is looked for once */
 		if (vol->salvage.on && !bridged &&
-		    salvage_link_lost(vol, &seen, chain, newer_bad_head)) {
+		    (copy_link ||
+		     salvage_link_lost(vol, &seen, chain, newer_bad_head))) {
 			bridged = true;
 			err = salvage_bridge(vol, &seen, i + 1, &chain);
 			if (err < 0)
@@ -584,6 +699,9 @@ int replay_load_log(struct tux3_volume *vol)
 			break;
 		}
 		newer_bad_head = bad_head;
+		/* a copy's link skips blocks: the one that continues the
+		 * chain is looked for instead */
+		copy_link = blockset_has(&vol->salvage.copies, lb->blocknr);
 		chain = lb->head.logchain;
 	}
 	blockset_free(&seen);
@@ -913,6 +1031,7 @@ void replay_salvage_mode(struct tux3_volume *vol)
 {
 	free(vol->salvage.skips);
 	free(vol->salvage.gaps);
+	blockset_free(&vol->salvage.copies);
 	memset(&vol->salvage, 0, sizeof(vol->salvage));
 	vol->salvage.on = true;
 }

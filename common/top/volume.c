@@ -389,6 +389,7 @@ void tux3_close(struct tux3_volume *vol)
 	free(vol->log);
 	free(vol->salvage.skips);
 	free(vol->salvage.gaps);
+	blockset_free(&vol->salvage.copies);
 	overlay_free(&vol->overlay);
 	bitmap_free(&vol->bitmap);
 	if (vol->has_bitmap_inode)
