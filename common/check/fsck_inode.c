@@ -1191,6 +1191,11 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		goto out;
 	p->cur.r.flags |= d.flags;
 	p->cur.r.fixes += d.fixes;
+	/* the attribute fixes too take the coarse fix (want()) when this
+	 * inode's repair failed in an earlier round */
+	if (d.fixes && !p->cur.internal && inum > TUX3_ROOT_INO &&
+	    fsck_refused_inode(f, inum))
+		p->cur.r.flags = F_CLEAR;
 	bool whole = !err, size_big = false;
 	bool elsewhere = whole && snapshot_only(vol, inum, &inode, blob, len);
 	if (elsewhere) {
