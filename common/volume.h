@@ -273,6 +273,9 @@ struct replay_salvage {
 	 * salvage_find_copies): their records dropped, their link not
 	 * followed */
 	struct blockset copies;
+	/* redirect sources the rebuilt index took for its nodes
+	 * (replay_index.c): stage 2 does not free them at the unify */
+	struct blockset kept;
 };
 
 /* The in-memory directory indexes (dir_index.c): private to it. */

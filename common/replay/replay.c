@@ -1032,6 +1032,7 @@ void replay_salvage_mode(struct tux3_volume *vol)
 	free(vol->salvage.skips);
 	free(vol->salvage.gaps);
 	blockset_free(&vol->salvage.copies);
+	blockset_free(&vol->salvage.kept);
 	memset(&vol->salvage, 0, sizeof(vol->salvage));
 	vol->salvage.on = true;
 }
@@ -1126,10 +1127,42 @@ static int stage2_record(struct tux3_volume *vol, struct logblk *lb,
 	return 0;
 }
 
+/* Salvage: the redirect sources the rebuilt index took for its nodes
+ * (salvage.kept) are not freed at the unify: each deferred range that
+ * holds one is cut around it. */
+static int salvage_keep_nodes(struct tux3_volume *vol)
+{
+	const struct blockset *kept = &vol->salvage.kept;
+	for (unsigned i = 0; kept->count && i < vol->ndeunify;) {
+		uint64_t block = vol->deunify[i].block;
+		uint32_t count = vol->deunify[i].count, k = 0;
+		while (k < count && !blockset_has(kept, block + k))
+			k++;
+		if (k == count) {
+			i++;
+			continue;
+		}
+		/* [block, block+k) stays at i (none: the last entry takes
+		 * its place); the blocks after the kept one go to the end,
+		 * looked at again there */
+		int err = k + 1 < count ? defer_unify_add(vol, block + k + 1,
+							  count - k - 1) : 0;
+		if (err)
+			return err;
+		if (k)
+			vol->deunify[i++].count = k;
+		else
+			vol->deunify[i] = vol->deunify[--vol->ndeunify];
+	}
+	return 0;
+}
+
 int replay_stage2(struct tux3_volume *vol)
 {
 	vol->salvage.next = 0;
 	int err = for_each_live_record(vol, stage2_apply);
+	if (!err && vol->salvage.on)
+		err = salvage_keep_nodes(vol);
 	if (err)
 		return err;
 	/* Every log block of the chain is in use until the next unify,

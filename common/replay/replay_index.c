@@ -198,6 +198,8 @@ struct node {
 	uint64_t block;
 	bool walked;		/* in the tree stage 1 left */
 	bool dead;		/* freed (or moved away from) by a record */
+	bool moved;		/* dead only as a redirect's source: its
+				 * block stays allocated until the unify */
 };
 
 struct rebuild {
@@ -377,13 +379,25 @@ static int by_node_block(const void *a, const void *b)
 	return x->block < y->block ? -1 : x->block > y->block;
 }
 
-/* Set the nodes in [block, block + count) dead or alive (v sorted). */
+/* Set the nodes in [block, block + count) dead or alive (v sorted);
+ * moved: dead as a redirect's source, whose free waits for the unify. */
 static void mark_nodes(struct rebuild *rb, uint64_t block, uint64_t count,
-		       bool dead)
+		       bool dead, bool moved)
+{
+	size_t lo = first_at(rb->v, rb->n, sizeof(*rb->v), block);
+	for (; lo < rb->n && rb->v[lo].block - block < count; lo++) {
+		rb->v[lo].dead = dead;
+		rb->v[lo].moved = moved;
+	}
+}
+
+/* Blocks a record allocates: a moved node among them is not free to
+ * take. */
+static void unmove_nodes(struct rebuild *rb, uint64_t block, uint64_t count)
 {
 	size_t lo = first_at(rb->v, rb->n, sizeof(*rb->v), block);
 	for (; lo < rb->n && rb->v[lo].block - block < count; lo++)
-		rb->v[lo].dead = dead;
+		rb->v[lo].moved = false;
 }
 
 /* What the log's records say of the leaves and of the nodes, in log
@@ -399,31 +413,34 @@ static void apply_record(void *ctx, const struct logrec *r)
 		mark_range(l, r->oldb, 1, true);
 		mark_range(l, r->newb, 1, false);
 		mark_fresh(l, r->newb, 1);
+		unmove_nodes(rb, r->newb, 1);
 		break;
 	case LOG_BNODE_REDIRECT:
-		mark_nodes(rb, r->oldb, 1, true);
-		mark_nodes(rb, r->newb, 1, false);
+		mark_nodes(rb, r->oldb, 1, true, true);
+		mark_nodes(rb, r->newb, 1, false, false);
 		break;
 	case LOG_BFREE: case LOG_BFREE_RELOG:
 	case LOG_LEAF_FREE: case LOG_BNODE_FREE:
 		count = r->code == LOG_BFREE || r->code == LOG_BFREE_RELOG ?
 			r->count : 1;
 		mark_range(l, r->block, count, true);
-		mark_nodes(rb, r->block, count, true);
+		mark_nodes(rb, r->block, count, true, false);
 		break;
 	case LOG_BNODE_MERGE:
-		mark_nodes(rb, r->src, 1, true);
+		mark_nodes(rb, r->src, 1, true, false);
 		break;
 	case LOG_BALLOC:
-		/* not a node's: a bnode's block comes with its record */
+		/* not a node's: a bnode's block comes with its record; but
+		 * a moved node's block allocated again is not free to take */
 		mark_range(l, r->block, r->count, false);
 		mark_fresh(l, r->block, r->count);
+		unmove_nodes(rb, r->block, r->count);
 		break;
 	case LOG_BNODE_ROOT:
-		mark_nodes(rb, r->root, 1, false);
+		mark_nodes(rb, r->root, 1, false, false);
 		break;
 	case LOG_BNODE_SPLIT:
-		mark_nodes(rb, r->dst, 1, false);
+		mark_nodes(rb, r->dst, 1, false, false);
 		break;
 	case LOG_BNODE_ADD: case LOG_BNODE_UPDATE:
 		if (!blockset_has(&rb->known, r->parent))
@@ -528,19 +545,38 @@ struct entry {
 	uint64_t key, block;
 };
 
+/* A node whose block the new index may take: alive, or (moved) the
+ * source of a redirect, allocated until the unify and so taken by
+ * nothing else of this cycle (stage 2 then keeps it: salvage.kept). */
+static bool node_usable(const struct rebuild *rb, const struct node *x,
+			bool moved)
+{
+	if (x->block == rb->root || is_leaf(rb, x->block) ||
+	    in_log(rb->vol, x->block))
+		return false;
+	return moved ? x->dead && x->moved : !x->dead;
+}
+
 /* The blocks the new index's nodes below the root go to: nodes of the
  * old index that no record freed and that hold no leaf taken, those of
- * the tree stage 1 left first.  Returns how many, into pool. */
-static size_t node_pool(struct rebuild *rb, uint64_t *pool)
+ * the tree stage 1 left first; then, when a damaged node's lost records
+ * leave too few (the cycle moved the old nodes away), the sources of its
+ * redirects, from pool[*alive] on.  Returns how many, into pool. */
+static size_t node_pool(struct rebuild *rb, uint64_t *pool, size_t need,
+			size_t *alive)
 {
 	size_t m = 0;
 	for (int walked = 1; walked >= 0; walked--)
 		for (size_t i = 0; i < rb->n; i++) {
 			const struct node *x = &rb->v[i];
-			if (x->walked == (walked == 1) && !x->dead &&
-			    x->block != rb->root && !is_leaf(rb, x->block))
+			if (x->walked == (walked == 1) &&
+			    node_usable(rb, x, false))
 				pool[m++] = x->block;
 		}
+	*alive = m;
+	for (size_t i = 0; i < rb->n && m < need; i++)
+		if (node_usable(rb, &rb->v[i], true))
+			pool[m++] = rb->v[i].block;
 	return m;
 }
 
@@ -579,7 +615,7 @@ static int build_levels(struct rebuild *rb, struct entry *e, size_t n)
 	uint64_t *pool = malloc((rb->n + 1) * sizeof(*pool));
 	if (!pool)
 		return -ENOMEM;
-	size_t have = node_pool(rb, pool), next = 0;
+	size_t alive, have = node_pool(rb, pool, need, &alive), next = 0;
 	int err = 0;
 	if (have < need)
 		goto out;
@@ -596,6 +632,10 @@ static int build_levels(struct rebuild *rb, struct entry *e, size_t n)
 		}
 		n = nodes;
 	}
+	/* a redirect's source taken stays allocated past the unify */
+	for (size_t i = alive; i < next && !err; i++)
+		if (blockset_add(&vol->salvage.kept, pool[i]) < 0)
+			err = -ENOMEM;
 	/* the old nodes left out are gone: nothing may write them */
 	for (size_t i = next; i < have && !err; i++)
 		overlay_drop(&vol->overlay, pool[i]);

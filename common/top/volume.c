@@ -390,6 +390,7 @@ void tux3_close(struct tux3_volume *vol)
 	free(vol->salvage.skips);
 	free(vol->salvage.gaps);
 	blockset_free(&vol->salvage.copies);
+	blockset_free(&vol->salvage.kept);
 	overlay_free(&vol->overlay);
 	bitmap_free(&vol->bitmap);
 	if (vol->has_bitmap_inode)
