@@ -267,9 +267,7 @@ int tux3_fsck_run(const char *path, enum tux3_fsck_mode mode,
 				f.refused_hits, f.refused_hits == 1 ? "" : "s",
 				f.refused_hits == 1 ? "is" : "are");
 		else if (again)
-			restart(&f, round + 1, "the volume has no versions "
-				"any more: its files are checked again as "
-				"such");
+			restart(&f, round + 1, "%s", f.again);
 		fsck_free(&f);
 		if (!again)
 			break;

@@ -1498,6 +1498,21 @@ static bool atom_extent(const struct p4 *p, const struct owner *o)
 	       !vtable_marked(p->vol);
 }
 
+/*
+ * An owner's rank, as rank() gives it, but the version table's blocks
+ * last when the table does not decode (vt_bad): its map is then what
+ * damage made it (a dleaf given another file's extents), its contents
+ * are pass 9's to write again through a fresh map, and the blocks it
+ * claims are the other owner's.  Nothing is done for it here.
+ */
+static int owner_rank(const struct p4 *p, const struct owner *o)
+{
+	if (o->inum == TUX3_VTABLE_INO && p->vol->vt_bad &&
+	    (o->what == W_INTERNAL || o->what == W_INTERNAL_NODE))
+		return 4;
+	return rank(o->what);
+}
+
 /* One stretch [s, e) and the owners covering it: step 0 settles data
  * trees against the tables and each other, step 1 extents. */
 static int settle(struct p4 *p, int step, uint64_t s, uint64_t e,
@@ -1509,11 +1524,14 @@ static int settle(struct p4 *p, int step, uint64_t s, uint64_t e,
 		const struct owner *o = &g[k];
 		if (o->block > s || o->block + o->count <= s)
 			continue;
-		if (owner_gone(p, o) || (step == 0 && rank(o->what) > 2))
+		if (o->inum == TUX3_VTABLE_INO && (o->what == W_INTERNAL ||
+						   o->what == W_INTERNAL_NODE))
+			p->f->vtable_shared = true;
+		if (owner_gone(p, o) || (step == 0 && owner_rank(p, o) > 2))
 			continue;
 		/* the lowest rank, then the first met in the walk */
-		if (!keeper || rank(o->what) < rank(keeper->what) ||
-		    (rank(o->what) == rank(keeper->what) &&
+		if (!keeper || owner_rank(p, o) < owner_rank(p, keeper) ||
+		    (owner_rank(p, o) == owner_rank(p, keeper) &&
 		     o->seq < keeper->seq))
 			keeper = o;
 	}

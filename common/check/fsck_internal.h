@@ -109,8 +109,12 @@ struct fsck {
 	const struct fsck_refusals *refused;
 	unsigned refused_hits;	/* problems left so in this round */
 	/* a repair changed what earlier passes checked against (pass 9
-	 * dropped the version marks): one more round after the commit */
-	bool again;
+	 * dropped the version marks, or gave the table a new map whose old
+	 * blocks pass 8 is to free): one more round after the commit */
+	const char *again;	/* why (NULL: not) */
+	/* pass 4 -> 9: the version table's map shares blocks with another
+	 * owner (its rebuild then takes a map of its own) */
+	bool vtable_shared;
 	/* pass 4 -> 9: the inodes some version changed (blobs with an
 	 * attribute of a label other than 0, or ABSENT) and the versioned
 	 * data trees its walk met, and the repairs made by then: with none

@@ -62,15 +62,15 @@ static int table_origin_only(struct fsck *f)
  * through its own (a damaged leaf or node of it, which pass 4 leaves to
  * this pass): the old map's blocks are then leaks, which the next round's
  * pass 8 frees. */
-static int table_fresh_map(struct fsck *f)
+static int table_fresh_map(struct fsck *f, const char *why)
 {
 	struct tux3_volume *vol = f->vol;
 	struct inode inode;
 	int err = inode_load(vol, TUX3_VTABLE_INO, &inode);
 	if (err)
 		return err;
-	fsck_info(f, "version table: its data map does not read; it gets a "
-		  "new one");
+	fsck_info(f, "version table: its data map %s; it gets a new one",
+		  why);
 	inode.dtree = 0;
 	inode.size = 0;
 	inode.present &= ~(1u << ATTR_DATA_BTREE);
@@ -78,7 +78,8 @@ static int table_fresh_map(struct fsck *f)
 	err = inode_store(vol, &inode);
 	inode_free(&inode);
 	if (!err)
-		f->again = true;
+		f->again = "the version table's old data map is let go: what "
+			   "only it held is freed in a new round";
 	return err;
 }
 
@@ -98,7 +99,7 @@ static int table_rebuild(struct fsck *f, const struct vtree *vt)
 		err = table_origin_only(f);
 	if (err && err != -ENOMEM) {
 		tux3_clear_error(f->vol);
-		err = table_fresh_map(f);
+		err = table_fresh_map(f, "does not read");
 		if (!err)
 			err = keep ? table_replace(f->vol, keep) : -EUCLEAN;
 		if (err && err != -ENOMEM)
@@ -625,7 +626,19 @@ static int rebuild_table(struct fsck *f)
 			  "decode, %u label%s dropped or fixed",
 			  vol->vt_dropped, vol->vt_dropped == 1 ? "" : "s");
 	tux3_clear_error(vol);
-	int err = table_rebuild(f, usable ? vt : NULL);
+	/* a table whose map shares blocks with another owner (pass 4: a
+	 * dleaf given another file's extents) would free that owner's
+	 * blocks when written again through it: it gets a map of its own,
+	 * and the old one's blocks no one else holds pass 8 frees next
+	 * round */
+	int err = 0;
+	if (f->vtable_shared) {
+		err = table_fresh_map(f, "shares blocks with another owner");
+		if (err == -ENOMEM)
+			return err;
+		tux3_clear_error(vol);
+	}
+	err = table_rebuild(f, usable ? vt : NULL);
 	if (!err && !vol->vt)
 		err = -EUCLEAN;	/* no table reads back: never on */
 	if (!err)
@@ -724,7 +737,9 @@ int fsck_pass9(struct fsck *f)
 			/* without versions, pass 4 judges versioned data
 			 * trees differently: it looks again */
 			if (table != 1)
-				f->again = true;
+				f->again = "the volume has no versions any "
+					   "more: its files are checked again "
+					   "as such";
 		}
 	}
 	if (table == 1 && vol->vt->bad_names &&
