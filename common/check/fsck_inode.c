@@ -1490,12 +1490,13 @@ static int copy_add(struct p4 *p, uint64_t inum, uint64_t logical,
 	return 0;
 }
 
-/* The atom table's data map can be rebuilt (map_mendable): its extents
- * get copies as a file's do, from another owner or from each other. */
-static bool atom_extent(const struct p4 *p, const struct owner *o)
+/* The atom table's data map can be rebuilt (map_mendable), on a volume
+ * with versions too (pass 6 drops the lost atoms' xattrs from every
+ * version): its extents get copies as a file's do, from another owner
+ * or from each other. */
+static bool atom_extent(const struct owner *o)
 {
-	return o->what == W_INTERNAL && o->inum == TUX3_ATABLE_INO &&
-	       !vtable_marked(p->vol);
+	return o->what == W_INTERNAL && o->inum == TUX3_ATABLE_INO;
 }
 
 /*
@@ -1559,7 +1560,7 @@ static int settle(struct p4 *p, int step, uint64_t s, uint64_t e,
 				r->fixes++;
 			}
 		} else if (step == 1 && (o->what == W_EXTENT ||
-					 atom_extent(p, o))) {
+					 atom_extent(o))) {
 			struct rec *r = rec_get(p, o->inum);
 			bool fixable = r && p->ncopies < MAX_COPIES;
 			if (fsck_problem(p->f, P4_EXTENT_SHARED, fixable,
