@@ -583,6 +583,11 @@ static int check_tree(struct fsck *f)
 	if (err == -ENOMEM)
 		return err;
 	fsck_fixed(f, err);
+	/* which version each label reads changed with the tree: what the
+	 * earlier passes checked under the old one is checked again */
+	if (!err)
+		f->again = "the version table's tree was repaired: the "
+			   "volume is checked again with it";
 	return err ? 1 : 0;
 }
 
