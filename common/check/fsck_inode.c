@@ -895,6 +895,33 @@ static int p1_extent(struct dwalk *w, uint64_t logical, uint64_t physical,
  * versions too: pass 6 drops a versioned inode's xattrs of the atoms
  * lost in every version (vinode_drop_atom).
  */
+/*
+ * Every version's attributes, as the library reads them whole (tdecode
+ * reads the live version's): a blob whose other versions' part does not
+ * decode is refused by every load of the inode, its own repairs'
+ * included, so it is as unreadable as one whose live part is.  A blob
+ * with an attribute chain is left to the SPILL check, which drops what
+ * the chain cannot give back (PASS4_SPILL_BAD).  0, or -EUCLEAN with
+ * what set, or -ENOMEM.
+ */
+static int versions_decode(struct tux3_volume *vol, tux3_ino_t inum,
+			   const uint8_t *blob, unsigned len, char *what,
+			   size_t wlen)
+{
+	if (vspill_has(blob, len))
+		return 0;
+	struct vattrs x;
+	int err = vinode_decode(vol, inum, blob, len, &x);
+	vattrs_free(&x);
+	if (err && err != -ENOMEM) {
+		snprintf(what, wlen, "%s", vol->error.what[0] ?
+			 vol->error.what : strerror(-err));
+		tux3_clear_error(vol);
+		err = -EUCLEAN;
+	}
+	return err;
+}
+
 static bool map_mendable(const struct p4 *p)
 {
 	if (!p->cur.internal)
@@ -1188,6 +1215,10 @@ static int p1_inode(struct p4 *p, tux3_ino_t inum, const uint8_t *blob,
 		f->vblobs++;
 	err = tdecode(&d, vol, inum, blob, len, leafblock, what, sizeof(what));
 	if (err == -ENOMEM)
+		goto out;
+	if (!err && vol->vt && !vattrs_plain(blob, len) &&
+	    (err = versions_decode(vol, inum, blob, len, what,
+				   sizeof(what))) == -ENOMEM)
 		goto out;
 	p->cur.r.flags |= d.flags;
 	p->cur.r.fixes += d.fixes;
