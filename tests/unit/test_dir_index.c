@@ -422,18 +422,30 @@ static int extent_at(void *ctx, uint64_t logical, uint64_t physical,
 	return 0;
 }
 
-TEST(damaged_block_served_as_linear)
+/* A fresh 4 KiB volume at p with /d holding n names (slots 0..n-1):
+ * the directory's inode in *dir, the volume left open. */
+static struct tux3_volume *volume_with_dir(const char **p, unsigned n,
+					   tux3_ino_t *dir)
 {
-	const char *p = scratch_volume(12, 64ull << 20, 0);
-	struct tux3_volume *vol = open_rw(p);
+	*p = scratch_volume(12, 64ull << 20, 0);
+	struct tux3_volume *vol = open_rw(*p);
 	char name[300];
-	tux3_ino_t dir, ino;
-	CHECK_EQ(tux3_mkdir(vol, ROOT, "d", 1, 0755, 0, 0, &dir), 0);
-	for (unsigned i = 0; i < 400; i++) {
+	tux3_ino_t ino;
+	CHECK_EQ(tux3_mkdir(vol, ROOT, "d", 1, 0755, 0, 0, dir), 0);
+	for (unsigned i = 0; i < n; i++) {
 		unsigned len = name_of(name, i, 0);
-		CHECK_EQ(tux3_create(vol, dir, name, len, 0644, 0, 0, &ino),
+		CHECK_EQ(tux3_create(vol, *dir, name, len, 0644, 0, 0, &ino),
 			 0);
 	}
+	return vol;
+}
+
+TEST(damaged_block_served_as_linear)
+{
+	const char *p;
+	char name[300];
+	tux3_ino_t dir, ino;
+	struct tux3_volume *vol = volume_with_dir(&p, 400, &dir);
 	CHECK_EQ(tux3_umount(vol), 0);
 	vol = open_rw(p);
 	/* a bad rec_len in the directory's third block */
@@ -475,16 +487,10 @@ TEST(damaged_block_served_as_linear)
  * (pass 5 asking the emptied root for lost+found). */
 TEST(every_name_gone)
 {
-	const char *p = scratch_volume(12, 64ull << 20, 0);
-	struct tux3_volume *vol = open_rw(p);
+	const char *p;
 	char name[300];
 	tux3_ino_t dir, ino;
-	CHECK_EQ(tux3_mkdir(vol, ROOT, "d", 1, 0755, 0, 0, &dir), 0);
-	for (unsigned i = 0; i < 400; i++) {
-		unsigned len = name_of(name, i, 0);
-		CHECK_EQ(tux3_create(vol, dir, name, len, 0644, 0, 0, &ino),
-			 0);
-	}
+	struct tux3_volume *vol = volume_with_dir(&p, 400, &dir);
 	for (unsigned i = 0; i < 400; i++) {
 		unsigned len = name_of(name, i, 0);
 		CHECK_EQ(tux3_unlink(vol, dir, name, len), 0);
