@@ -21,6 +21,13 @@
 #include "version/vleaf.h"
 #include "tux3_walk.h"
 
+/* ---- volume.c ---- */
+/* A read-only open, replay included, with the superblock area sbraw
+ * (TUX3_SB_LEN bytes) in place of the device's: whether a superblock
+ * repaired in memory would open, before anything is written. */
+int volume_open_trial(const char *path, const uint8_t *sbraw,
+		      struct tux3_volume **volp, char *errbuf, size_t errlen);
+
 /* ---- dirhash_feature.c: DIR_INDEX set or cleared (tux3tune -O) ---- */
 /* Every directory (volume_dirs) or every inode (volume_inodes) of the
  * volume, by the walker (the caller frees the array; on an error, it

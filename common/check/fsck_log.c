@@ -1099,6 +1099,58 @@ static int state_from_copy(struct fsck *f, struct disksuper *disk,
 }
 
 /*
+ * The volume does not open from disk's roots: when one of them, at
+ * another depth and the same block, opens it (and exactly one such
+ * depth does), that depth.  A depth is a possible value however wrong
+ * (pass 1 passes it), and a wrong one reads a leaf as an index node or
+ * the other way round from the root down; no secondary superblock is
+ * needed to tell the right one.  Returns 1 when taken, 0, <0.
+ */
+static int root_depth(struct fsck *f, struct disksuper *disk,
+		      const char *why)
+{
+	for (int i = 0; i < 2; i++) {
+		uint64_t *field = i ? &disk->oroot : &disk->iroot;
+		uint64_t have = *field;
+		if (!have)
+			continue;	/* an empty table has no depth */
+		struct root r = root_unpack(have);
+		unsigned found = 0;
+		for (unsigned d = 1; d <= TUX3_MAX_DEPTH; d++) {
+			if (d == r.depth)
+				continue;
+			struct disksuper t = *disk;
+			*(i ? &t.oroot : &t.iroot) = root_pack(
+				(struct root){ .block = r.block, .depth = d });
+			struct tux3_volume *rv;
+			enum replay_step step;
+			int err = replay_as(f, &t, false, false, &rv, &step);
+			if (rv)
+				tux3_close(rv);
+			if (err == -ENOMEM)
+				return err;
+			if (err)
+				continue;
+			if (found)
+				return 0;	/* two open: nothing says which */
+			found = d;
+		}
+		f->msg[0] = 0;
+		if (!found)
+			continue;
+		if (!fsck_problem(f, P2_ROOT_DEPTH, can_repair_log(f), NULL,
+				  i ? "orphan table" : "inode table", have, why,
+				  (uint64_t)found))
+			return 0;
+		*field = root_pack((struct root){ .block = r.block,
+						  .depth = found });
+		fsck_fixed(f, 0);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * The volume did not open: find out why on a replay of our own (the
  * error keeps its block and offset), report it and, for damage of the
  * log, offer the truncation if it can be shown safe (or beginning the
@@ -1142,6 +1194,10 @@ static int open_failed(struct fsck *f, struct scan *s,
 	 * opens: no repair of the primary's can do better */
 	if (!chosen) {
 		err = state_from_copy(f, disk, text);
+		/* a root's depth is read from the replay on, never by
+		 * the log's own load */
+		if (!err && step != STEP_LOAD)
+			err = root_depth(f, disk, text);
 		if (err) {
 			tux3_close(rv);
 			return err;

@@ -110,6 +110,10 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"secondary superblock's (%s) opens it", 0,
 		"take the roots and the log's head and count from the "
 		"secondary superblock" },
+	[P2_ROOT_DEPTH] = { "PASS2_ROOT_DEPTH", 2,
+		"the volume does not open from the superblock's %s root %#"
+		PRIx64 " (%s); the same block at depth %" U " opens it", 0,
+		"set the root's depth" },
 	[P2_REPLAY_SALVAGE] = { "PASS2_REPLAY_SALVAGE", 2,
 		"log replay failed at log block %" U " (%" U " of %" U "): %s; "
 		"%s; %s", 0, "replay what the log still holds, skipping the "

@@ -265,6 +265,13 @@ static int recompute(struct fsck *f, const uint8_t *prim, unsigned off,
 		put_be64(raw + 72, ATOM_REFCOUNT_BASE);
 		how = "pass 6 finds the atom dictionary's end";
 		break;
+	case 96:
+		/* a count the volume can hold: pass 2 counts the chain's
+		 * blocks since the last unify and sets it */
+		put_be32(raw + 96, 1);
+		how = "pass 2 counts the log chain's blocks since the last "
+		      "unify";
+		break;
 	default:
 		return NOT_MINE;
 	}
@@ -273,6 +280,100 @@ static int recompute(struct fsck *f, const uint8_t *prim, unsigned off,
 	if (!fsck_problem(f, P1_RECOMPUTE, true, NULL, what, how))
 		return REPORTED;
 	return write_super(c, raw, off, 8);
+}
+
+/* Would the whole volume open, log replayed, with the superblock area
+ * raw?  The test of a value no copy vouches for. */
+static bool opens_with(struct fsck *f, const uint8_t *raw)
+{
+	char why[200];
+	struct tux3_volume *v;
+	if (super_usable(f, raw, NULL, why, sizeof(why)))
+		return false;
+	if (volume_open_trial(f->path, raw, &v, why, sizeof(why)))
+		return false;
+	tux3_close(v);
+	return true;
+}
+
+/* The candidates for the field at off that derive_field tries: at most
+ * max of them, in cand; their count. */
+static unsigned derive_candidates(const uint8_t *prim, unsigned off,
+				  uint64_t *cand, unsigned max)
+{
+	unsigned n = 0;
+	switch (off) {
+	case 24:	/* every block size the format has */
+		for (unsigned b = 9; b <= 16 && n < max; b++)
+			if (b != be16(prim + off))
+				cand[n++] = b;
+		break;
+	case 40: case 48: {	/* the root's block, at every depth */
+		struct root r = root_unpack(be64(prim + off));
+		for (unsigned d = 1; d <= TUX3_MAX_DEPTH && n < max; d++) {
+			uint64_t p = root_pack((struct root){ .block = r.block,
+							      .depth = d });
+			if (p != be64(prim + off))
+				cand[n++] = p;
+		}
+		break;
+	}
+	}
+	return n;
+}
+
+/*
+ * Without a copy to take it from, a field the volume itself shows: of
+ * the values it may have (every block size; the root's block at every
+ * depth, not direct), the one with which the whole volume opens, log
+ * replayed, when exactly one does.  A wrong block size reads the log
+ * and the trees at the wrong places, a wrong depth reads a leaf as an
+ * index node or the other way round: neither replays and loads the
+ * bitmap.  With two that open, nothing says which: left as it is.
+ */
+static int derive_field(struct fsck *f, const uint8_t *prim, unsigned off,
+			const char *what, struct sbcopy *c)
+{
+	uint64_t cand[TUX3_MAX_DEPTH];
+	/* a wrong block size shows as a volume larger than the device
+	 * (off 32) as often as one outside the format's; a volume larger
+	 * than its device is not shrunk (what lies past would be cut) */
+	if (off == 32)
+		off = 24;
+	unsigned len = off == 24 ? 2 : 8;
+	unsigned n = derive_candidates(prim, off, cand, TUX3_MAX_DEPTH);
+	uint8_t raw[TUX3_SB_LEN];
+	int found = -1;
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(raw, prim, TUX3_SB_LEN);
+		if (len == 2)
+			put_be16(raw + off, (uint16_t)cand[i]);
+		else
+			put_be64(raw + off, cand[i]);
+		if (!opens_with(f, raw))
+			continue;
+		if (found >= 0)
+			return NOT_MINE;
+		found = (int)i;
+	}
+	f->msg[0] = 0;
+	if (found < 0)
+		return NOT_MINE;
+	char how[160];
+	const char *name = off == 24 ? "blockbits" : off == 40 ?
+			   "the inode table root" : "the orphan table root";
+	snprintf(how, sizeof(how), len == 2 ? "of the values %s may have, "
+		 "only %" PRIu64 " opens the volume with its log replayed" :
+		 "of the values %s may have, only %#" PRIx64 " opens the "
+		 "volume with its log replayed", name, cand[found]);
+	if (!fsck_problem(f, P1_RECOMPUTE, true, NULL, what, how))
+		return REPORTED;
+	memcpy(c->fix, prim, TUX3_SB_LEN);
+	if (len == 2)
+		put_be16(c->fix + off, (uint16_t)cand[found]);
+	else
+		put_be64(c->fix + off, cand[found]);
+	return write_super(c, c->fix, off, len);
 }
 
 /* The field at fault (superblock-relative offset off) reported with its
@@ -425,6 +526,63 @@ static int whole_copy(struct fsck *f, const uint8_t *prim, struct sbcopy *c,
 	return write_super(c, c->raw, 0, SB2_COPY);
 }
 
+/*
+ * A volume smaller than its device that does not open, log replayed:
+ * when with the device's size it does (volblocks was made smaller: the
+ * log and the trees name blocks past it), or with another block size
+ * (blockbits made smaller: the same count of smaller blocks fits the
+ * device), and exactly one of these does, it is written back.  Left as
+ * it is, the later passes would cut every extent past the false end
+ * out of its file, or read the log and trees at the wrong places.
+ */
+static int geometry_short(struct fsck *f, const struct tux3_volume *vol,
+			  struct sbcopy *c)
+{
+	uint64_t device = vol->dev.size >> vol->blockbits;
+	if (vol->super.volblocks >= device || device > TUX3_MAX_BLOCK ||
+	    opens_with(f, vol->sbraw))
+		return NOT_MINE;
+	uint8_t raw[TUX3_SB_LEN];
+	unsigned found = 0, off = 0;
+	uint64_t value = 0;
+	/* candidate 8: the device's size; 9..16: a block size */
+	for (unsigned k = 8; k <= 16; k++) {
+		memcpy(raw, vol->sbraw, TUX3_SB_LEN);
+		if (k == 8) {
+			put_be64(raw + 32, device);
+		} else {
+			if (k == vol->blockbits ||
+			    vol->super.volblocks > vol->dev.size >> k)
+				continue;
+			put_be16(raw + 24, (uint16_t)k);
+		}
+		if (!opens_with(f, raw))
+			continue;
+		if (found++)
+			break;
+		off = k == 8 ? 32 : 24;
+		value = k == 8 ? device : k;
+	}
+	f->msg[0] = 0;
+	if (found != 1)
+		return NOT_MINE;
+	char what[160], how[160];
+	snprintf(what, sizeof(what), "superblock: the volume of %" PRIu64
+		 " blocks of 2^%u bytes does not open on a device of %" PRIu64
+		 " bytes", vol->super.volblocks, vol->blockbits,
+		 vol->dev.size);
+	snprintf(how, sizeof(how), "with %s %" PRIu64 " it opens with its "
+		 "log replayed", off == 32 ? "volblocks" : "blockbits", value);
+	if (!fsck_problem(f, P1_RECOMPUTE, true, NULL, what, how))
+		return REPORTED;
+	memcpy(c->fix, vol->sbraw, TUX3_SB_LEN);
+	if (off == 32)
+		put_be64(c->fix + 32, value);
+	else
+		put_be16(c->fix + 24, (uint16_t)value);
+	return write_super(c, c->fix, off, off == 32 ? 8 : 2);
+}
+
 /* A field the open refused: from the secondary copy if it has the same
  * commit, else recomputed when it can be, else the whole copy when it
  * opens, else reported as it is. */
@@ -445,6 +603,13 @@ static int refused_field(struct fsck *f, const struct tux3_volume *v,
 		r = recompute(f, v->sbraw, off, what, c);
 	if (r == NOT_MINE)
 		r = whole_copy(f, v->sbraw, c, what);
+	if (r == NOT_MINE)
+		r = derive_field(f, v->sbraw, off, what, c);
+	/* a root or the log's head past a volume smaller than its device:
+	 * the size may be what is wrong (the geometry passed the checks
+	 * before these fields') */
+	if (r == NOT_MINE && off >= 40)
+		r = geometry_short(f, v, c);
 	if (r == NOT_MINE)
 		report_field(f, v, off, what);
 	return r;
@@ -736,6 +901,8 @@ static int check_open(struct fsck *f, struct tux3_volume *vol,
 				     tux3_warning(vol, i));
 	copy_load(f, &vol->dev, c);
 	int r = field_from_copy(f, vol->sbraw, c);
+	if (r == NOT_MINE)
+		r = geometry_short(f, vol, c);
 	if (r != NOT_MINE)
 		goto out;
 	r = check_extension(f, vol->sbraw, c);

@@ -120,9 +120,15 @@ static int volume_try_sb2(struct tux3_volume *vol)
 	return 0;
 }
 
-static int volume_load(struct tux3_volume *vol)
+/* sbraw: the superblock area to open with, or NULL for the device's */
+static int volume_load(struct tux3_volume *vol, const uint8_t *sbraw)
 {
-	int err = dev_pread(&vol->dev, vol->sbraw, TUX3_SB_LEN, TUX3_SB_OFFSET);
+	int err = 0;
+	if (sbraw)
+		memcpy(vol->sbraw, sbraw, TUX3_SB_LEN);
+	else
+		err = dev_pread(&vol->dev, vol->sbraw, TUX3_SB_LEN,
+				TUX3_SB_OFFSET);
 	if (err)
 		return vol_error(vol, err, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET,
 				 "cannot read the superblock (device too "
@@ -235,8 +241,9 @@ fail:
 	return -e;
 }
 
-int tux3_open_err(const char *path, enum tux3_open_mode mode,
-		  struct tux3_volume **volp, char *errbuf, size_t errlen)
+static int volume_open(const char *path, enum tux3_open_mode mode,
+		       const uint8_t *sbraw, struct tux3_volume **volp,
+		       char *errbuf, size_t errlen)
 {
 	char devmsg[512] = "";
 	struct tux3_volume *vol;
@@ -268,7 +275,7 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 		free(vol);
 		return err;
 	}
-	err = volume_load(vol);
+	err = volume_load(vol, sbraw);
 	if (err) {
 		char text[400];
 		snprintf(errbuf, errlen, "%s: %s", path,
@@ -280,6 +287,19 @@ int tux3_open_err(const char *path, enum tux3_open_mode mode,
 	}
 	*volp = vol;
 	return 0;
+}
+
+int tux3_open_err(const char *path, enum tux3_open_mode mode,
+		  struct tux3_volume **volp, char *errbuf, size_t errlen)
+{
+	return volume_open(path, mode, NULL, volp, errbuf, errlen);
+}
+
+int volume_open_trial(const char *path, const uint8_t *sbraw,
+		      struct tux3_volume **volp, char *errbuf, size_t errlen)
+{
+	return volume_open(path, TUX3_OPEN_RDONLY, sbraw, volp, errbuf,
+			   errlen);
 }
 
 int tux3_open(const char *path, enum tux3_open_mode mode,

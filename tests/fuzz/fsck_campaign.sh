@@ -50,6 +50,11 @@
 #   echain512      small512 with /hot's first block rewritten after each
 #                  of 32 snapshots: its elements in an element chain
 #                  (format.md 17.3c; block class echain)
+#   oracle-small-delta, oracle-small-unified, oracle-tree-fuse,
+#   oracle-orphan, oracle-empty-512   volumes the reference Tux3 code
+#                  wrote (../shared/oracle, or $TUX3_ORACLE_SRC; left
+#                  out where they are not): its own log chains, unify
+#                  states, orphans and sparse inode numbers
 # pop4k and pop1k get twice the cases of the others.
 #
 # Damage (fsck_fuzz.py mutate): one live metadata block, found through
@@ -328,7 +333,12 @@ jobs=${FUZZ_FSCK_JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$jobs" -gt 4 ] && [ -z "${FUZZ_FSCK_JOBS:-}" ] && jobs=4
 keepdir=${FUZZ_FSCK_KEEP-$build/fuzz-fsck-failures}
 case $keepdir in /*|'') ;; *) keepdir=$(pwd)/$keepdir ;; esac
-kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k spill512 echain512}
+oracle=${TUX3_ORACLE_SRC:-$top/../shared/oracle}
+oracle_kinds=
+for o in small-delta small-unified tree-fuse orphan empty-512; do
+	[ -e "$oracle/$o.img.zst" ] && oracle_kinds="$oracle_kinds oracle-$o"
+done
+kinds=${FUZZ_FSCK_KINDS:-pop4k pop1k small512 small16k small64k unified4k logonly1k orphans4k snap4k dirindex1k spill512 echain512$oracle_kinds}
 one=${FUZZ_FSCK_CASE:-}
 [ -n "$one" ] && kinds=${one%%:*}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=86}
@@ -516,8 +526,19 @@ make_kind() {
 		"$dbg" -R "extents /hot" "$work/base/echain512.img" |
 			grep -q 'element lists past the leaf' &&
 		echo yes > "$work/base/echain512.snap" ;;
+	oracle-*) oracle_kind "${1#oracle-}" ;;
 	*) echo "unknown kind"; return 1 ;;
 	esac
+}
+
+# oracle_kind NAME: a volume the reference code wrote, as it wrote it
+# (../shared/oracle/NAME.img.zst, or $TUX3_ORACLE_SRC): its log chains,
+# unify states and allocation policy are the reference's, not ours
+oracle_kind() {
+	z=$oracle/$1.img.zst
+	[ -e "$z" ] || { echo "no $z (no oracle volumes)"; return 1; }
+	command -v zstd >/dev/null 2>&1 || { echo "no zstd"; return 1; }
+	zstd -q -f -d "$z" -o "$work/base/oracle-$1.img"
 }
 
 printf 'a note, written by the campaign\n' > "$work/note"

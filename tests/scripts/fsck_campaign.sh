@@ -58,7 +58,7 @@ if [ -z "$line" ]; then
 	fail all "no summary: $(tail -3 "$work/out" | tr '\n' ' ')"
 	exit 0
 fi
-grep '^fuzz-fsck: ' "$work/out" | grep -v '^fuzz-fsck: [a-z0-9]*: ' |
+grep '^fuzz-fsck: ' "$work/out" | grep -v '^fuzz-fsck: [a-z0-9-]*: ' |
 	sed 's/^/# /'
 
 count() {	# count NAME: its value on the counts line
@@ -68,7 +68,7 @@ count() {	# count NAME: its value on the counts line
 # failing KIND: the reproduce lines of the failing cases of that kind
 failing() {
 	awk -v f="$1" '
-		/^  [a-z0-9]+ seed [0-9]+: / { hit = ($0 ~ f) }
+		/^  [a-z0-9-]+ seed [0-9]+: / { hit = ($0 ~ f) }
 		hit && /reproduce:/ { sub(/^ *reproduce: /, ""); print }' \
 		"$work/out" | head -3 | tr '\n' ';'
 }
