@@ -42,7 +42,7 @@ enum fsck_problem_id {
 	P2_LOG_BAD, P2_REPLAY_FAILED, P2_LOGCOUNT, P2_STATE_BAD,
 	P2_LOG_PREMARK, P2_BITMAP_BAD, P2_ORPHANS_BAD, P2_LOG_SALVAGE,
 	P2_REPLAY_SALVAGE, P2_ITABLE_LOST, P2_INTERNAL_LOST, P2_STATE_FROM_COPY,
-	P2_ROOT_DEPTH,
+	P2_ROOT_FOUND, P2_LOG_HEAD,
 	/* pass 3 */
 	P3_STRUCT_BAD, P3_NODE_BAD, P3_LEAF_BAD, P3_NODE_ENTRIES, P3_DEPTH,
 	P3_TWICE, P3_LEAF_TRIM,
@@ -196,6 +196,14 @@ bool fsck_open_damage(int err);
  * when the device could not be read (f->msg says why). */
 int fsck_open_super(struct fsck *f, struct tux3_volume **volp);
 void fsck_close_super(struct tux3_volume *vol);
+/* The blocks that may be the log's head when the superblock's logchain
+ * is wrong and no copy holds it (fsck_super.c): the block before the
+ * allocator's next (the reference code allocates a delta's log block
+ * last) and the damaged value with one bit flipped, inside the volume
+ * past the reserved area; their count, at most max, in cand. */
+unsigned fsck_log_head_candidates(const struct disksuper *sb,
+				  uint64_t reserved, uint64_t *cand,
+				  unsigned max);
 
 /* The passes: 0 to go on, <0 operational error.  A pass that finds the
  * volume unusable sets f->unusable and returns 0. */

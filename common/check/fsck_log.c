@@ -1098,56 +1098,114 @@ static int state_from_copy(struct fsck *f, struct disksuper *disk,
 	return 1;
 }
 
+/* Does the volume open, log replayed, from sb's roots and log?  1, 0,
+ * or -ENOMEM. */
+static int replays_from(struct fsck *f, const struct disksuper *sb)
+{
+	struct tux3_volume *rv;
+	enum replay_step step;
+	int err = replay_as(f, sb, false, false, &rv, &step);
+	if (rv)
+		tux3_close(rv);
+	return err == -ENOMEM ? err : !err;
+}
+
+/* The blocks covering bytes 0..8191 (the boot area and superblock). */
+static uint64_t reserved_of(const struct disksuper *sb)
+{
+	return (8192 + (1ULL << sb->blockbits) - 1) >> sb->blockbits;
+}
+
 /*
  * The volume does not open from disk's roots: when one of them, at
- * another depth and the same block, opens it (and exactly one such
- * depth does), that depth.  A depth is a possible value however wrong
- * (pass 1 passes it), and a wrong one reads a leaf as an index node or
- * the other way round from the root down; no secondary superblock is
+ * another depth and the same block, or at the same depth with its
+ * block one bit away, opens it (and exactly one such root does), that
+ * root.  A depth is a possible value however wrong (pass 1 passes it),
+ * and a wrong one reads a leaf as an index node or the other way round
+ * from the root down; a root block one bit away reads another node, at
+ * best one of the tree's own (then some inodes are missing, and the
+ * replay or the bitmap's load fails).  No secondary superblock is
  * needed to tell the right one.  Returns 1 when taken, 0, <0.
  */
-static int root_depth(struct fsck *f, struct disksuper *disk,
+static int root_found(struct fsck *f, struct disksuper *disk,
 		      const char *why)
 {
+	uint64_t reserved = reserved_of(disk);
 	for (int i = 0; i < 2; i++) {
 		uint64_t *field = i ? &disk->oroot : &disk->iroot;
-		uint64_t have = *field;
+		uint64_t have = *field, found = 0;
 		if (!have)
 			continue;	/* an empty table has no depth */
 		struct root r = root_unpack(have);
-		unsigned found = 0;
-		for (unsigned d = 1; d <= TUX3_MAX_DEPTH; d++) {
-			if (d == r.depth)
+		/* candidates 1..MAX_DEPTH: depths; then 48 bit flips */
+		for (unsigned k = 1; k <= TUX3_MAX_DEPTH + 48; k++) {
+			struct root t = r;
+			if (k <= TUX3_MAX_DEPTH)
+				t.depth = k;
+			else
+				t.block ^= 1ULL << (k - TUX3_MAX_DEPTH - 1);
+			if ((k <= TUX3_MAX_DEPTH && k == r.depth) ||
+			    t.block < reserved || t.block >= disk->volblocks)
 				continue;
-			struct disksuper t = *disk;
-			*(i ? &t.oroot : &t.iroot) = root_pack(
-				(struct root){ .block = r.block, .depth = d });
-			struct tux3_volume *rv;
-			enum replay_step step;
-			int err = replay_as(f, &t, false, false, &rv, &step);
-			if (rv)
-				tux3_close(rv);
-			if (err == -ENOMEM)
-				return err;
-			if (err)
+			struct disksuper d = *disk;
+			*(i ? &d.oroot : &d.iroot) = root_pack(t);
+			int ok = replays_from(f, &d);
+			if (ok < 0)
+				return ok;
+			if (!ok)
 				continue;
 			if (found)
 				return 0;	/* two open: nothing says which */
-			found = d;
+			found = root_pack(t);
 		}
 		f->msg[0] = 0;
 		if (!found)
 			continue;
-		if (!fsck_problem(f, P2_ROOT_DEPTH, can_repair_log(f), NULL,
+		if (!fsck_problem(f, P2_ROOT_FOUND, can_repair_log(f), NULL,
 				  i ? "orphan table" : "inode table", have, why,
-				  (uint64_t)found))
+				  found))
 			return 0;
-		*field = root_pack((struct root){ .block = r.block,
-						  .depth = found });
+		*field = found;
 		fsck_fixed(f, 0);
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * The superblock's log head leads to no log that replays (a block of
+ * something else, or a log block of another cycle) and no copy names
+ * another: of the blocks it may be (fsck_log_head_candidates), the one
+ * from which the volume opens, when exactly one does.  The count is
+ * kept (pass 2 counts the chain again from the new head).  Returns 1
+ * when taken, 0, <0.
+ */
+static int log_head(struct fsck *f, struct disksuper *disk, const char *why)
+{
+	uint64_t cand[72];
+	unsigned n = fsck_log_head_candidates(disk, reserved_of(disk), cand,
+					      72);
+	int found = -1;
+	for (unsigned i = 0; i < n; i++) {
+		struct disksuper t = *disk;
+		t.logchain = cand[i];
+		int ok = replays_from(f, &t);
+		if (ok < 0)
+			return ok;
+		if (!ok)
+			continue;
+		if (found >= 0)
+			return 0;	/* two open: nothing says which */
+		found = (int)i;
+	}
+	f->msg[0] = 0;
+	if (found < 0 ||
+	    !fsck_problem(f, P2_LOG_HEAD, can_repair_log(f), NULL,
+			  disk->logchain, why, cand[found]))
+		return 0;
+	disk->logchain = cand[found];
+	fsck_fixed(f, 0);
+	return 1;
 }
 
 /*
@@ -1197,7 +1255,11 @@ static int open_failed(struct fsck *f, struct scan *s,
 		/* a root's depth is read from the replay on, never by
 		 * the log's own load */
 		if (!err && step != STEP_LOAD)
-			err = root_depth(f, disk, text);
+			err = root_found(f, disk, text);
+		/* the head itself is no log block of this volume's */
+		if (!err && step == STEP_LOAD &&
+		    rv->error.block == disk->logchain)
+			err = log_head(f, disk, text);
 		if (err) {
 			tux3_close(rv);
 			return err;
@@ -1417,6 +1479,15 @@ int fsck_pass2(struct fsck *f)
 		for (unsigned i = 0; i < cur.logcount && i < s.n; i++)
 			counted_ok &= !s.b[i].damaged;
 		if (s.start < 0 && cur.logcount && counted_ok) {
+			/* a head of another cycle, or of nothing */
+			err = log_head(f, &cur, "its cycle's beginning cannot "
+				       "be found");
+			if (err < 0)
+				goto out;
+			if (err > 0) {
+				repaired = true;
+				continue;
+			}
 			no_beginning(f, &s, &cur);
 			f->unusable = true;
 			goto out;

@@ -110,10 +110,17 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 		"secondary superblock's (%s) opens it", 0,
 		"take the roots and the log's head and count from the "
 		"secondary superblock" },
-	[P2_ROOT_DEPTH] = { "PASS2_ROOT_DEPTH", 2,
+	[P2_ROOT_FOUND] = { "PASS2_ROOT_FOUND", 2,
 		"the volume does not open from the superblock's %s root %#"
-		PRIx64 " (%s); the same block at depth %" U " opens it", 0,
-		"set the root's depth" },
+		PRIx64 " (%s); of the roots it may be (its block at another "
+		"depth, or one bit away), only %#" PRIx64 " opens it", 0,
+		"take that root" },
+	[P2_LOG_HEAD] = { "PASS2_LOG_HEAD", 2,
+		"the superblock's log head, block %" U ", does not lead to a "
+		"log that replays (%s); of the blocks it may be (the one "
+		"before the allocator's next, the head one bit away), only "
+		"block %" U " opens the volume", 0,
+		"take it for the log's head" },
 	[P2_REPLAY_SALVAGE] = { "PASS2_REPLAY_SALVAGE", 2,
 		"log replay failed at log block %" U " (%" U " of %" U "): %s; "
 		"%s; %s", 0, "replay what the log still holds, skipping the "

@@ -296,13 +296,47 @@ static bool opens_with(struct fsck *f, const uint8_t *raw)
 	return true;
 }
 
-/* The candidates for the field at off that derive_field tries: at most
- * max of them, in cand; their count. */
-static unsigned derive_candidates(const uint8_t *prim, unsigned off,
-				  uint64_t *cand, unsigned max)
+static bool in_list(const uint64_t *v, unsigned n, uint64_t x)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+unsigned fsck_log_head_candidates(const struct disksuper *sb,
+				  uint64_t reserved, uint64_t *cand,
+				  unsigned max)
 {
 	unsigned n = 0;
+	uint64_t have = sb->logchain;
+	if (sb->nextblock > reserved && sb->nextblock - 1 < sb->volblocks &&
+	    sb->nextblock - 1 != have)
+		cand[n++] = sb->nextblock - 1;
+	for (unsigned k = 0; k < 64 && n < max; k++) {
+		uint64_t b = have ^ (1ULL << k);
+		if (b >= reserved && b < sb->volblocks && !in_list(cand, n, b))
+			cand[n++] = b;
+	}
+	return n;
+}
+
+/* The candidates for the field at off that derive_field tries: at most
+ * max of them, in cand; their count. */
+static unsigned derive_candidates(const struct tux3_volume *v, unsigned off,
+				  uint64_t *cand, unsigned max)
+{
+	const uint8_t *prim = v->sbraw;
+	unsigned n = 0;
 	switch (off) {
+	case 32:	/* not a possible size: the device's */
+		if (v->super.blockbits >= 9 && v->super.blockbits <= 16)
+			cand[n++] = v->dev.size >> v->super.blockbits;
+		break;
+	case 88:
+		n = fsck_log_head_candidates(&v->super, v->reserved_blocks,
+					     cand, max);
+		break;
 	case 24:	/* every block size the format has */
 		for (unsigned b = 9; b <= 16 && n < max; b++)
 			if (b != be16(prim + off))
@@ -331,17 +365,20 @@ static unsigned derive_candidates(const uint8_t *prim, unsigned off,
  * index node or the other way round: neither replays and loads the
  * bitmap.  With two that open, nothing says which: left as it is.
  */
-static int derive_field(struct fsck *f, const uint8_t *prim, unsigned off,
-			const char *what, struct sbcopy *c)
+static int derive_field(struct fsck *f, const struct tux3_volume *v,
+			unsigned off, const char *what, struct sbcopy *c)
 {
-	uint64_t cand[TUX3_MAX_DEPTH];
+	const uint8_t *prim = v->sbraw;
+	uint64_t cand[72];
 	/* a wrong block size shows as a volume larger than the device
-	 * (off 32) as often as one outside the format's; a volume larger
-	 * than its device is not shrunk (what lies past would be cut) */
-	if (off == 32)
+	 * (off 32) as often as one outside the format's; a possible
+	 * volume larger than its device is not shrunk (a truncated image
+	 * would lose what lies past), one no volume can have is */
+	uint64_t vb = v->super.volblocks;
+	if (off == 32 && vb > v->reserved_blocks + 1 && vb <= TUX3_MAX_BLOCK)
 		off = 24;
 	unsigned len = off == 24 ? 2 : 8;
-	unsigned n = derive_candidates(prim, off, cand, TUX3_MAX_DEPTH);
+	unsigned n = derive_candidates(v, off, cand, 72);
 	uint8_t raw[TUX3_SB_LEN];
 	int found = -1;
 	for (unsigned i = 0; i < n; i++) {
@@ -360,9 +397,11 @@ static int derive_field(struct fsck *f, const uint8_t *prim, unsigned off,
 	if (found < 0)
 		return NOT_MINE;
 	char how[160];
-	const char *name = off == 24 ? "blockbits" : off == 40 ?
+	const char *name = off == 24 ? "blockbits" : off == 32 ?
+			   "volblocks" : off == 88 ? "logchain" : off == 40 ?
 			   "the inode table root" : "the orphan table root";
-	snprintf(how, sizeof(how), len == 2 ? "of the values %s may have, "
+	snprintf(how, sizeof(how), len == 2 || off == 32 || off == 88 ?
+		 "of the values %s may have, "
 		 "only %" PRIu64 " opens the volume with its log replayed" :
 		 "of the values %s may have, only %#" PRIx64 " opens the "
 		 "volume with its log replayed", name, cand[found]);
@@ -604,7 +643,7 @@ static int refused_field(struct fsck *f, const struct tux3_volume *v,
 	if (r == NOT_MINE)
 		r = whole_copy(f, v->sbraw, c, what);
 	if (r == NOT_MINE)
-		r = derive_field(f, v->sbraw, off, what, c);
+		r = derive_field(f, v, off, what, c);
 	/* a root or the log's head past a volume smaller than its device:
 	 * the size may be what is wrong (the geometry passed the checks
 	 * before these fields') */
