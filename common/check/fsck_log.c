@@ -1098,16 +1098,32 @@ static int state_from_copy(struct fsck *f, struct disksuper *disk,
 	return 1;
 }
 
-/* Does the volume open, log replayed, from sb's roots and log?  1, 0,
- * or -ENOMEM. */
+/* Does the volume open, log replayed, from sb's roots and log, with no
+ * record at odds with the bitmap?  1, 0, or -ENOMEM.  An older state (a
+ * root or log head of before the last unify) often opens too; its
+ * bitmap then disagrees with what the log frees and allocates. */
 static int replays_from(struct fsck *f, const struct disksuper *sb)
 {
 	struct tux3_volume *rv;
 	enum replay_step step;
 	int err = replay_as(f, sb, false, false, &rv, &step);
+	bool clean = !err && rv && !rv->replay_conflicts;
 	if (rv)
 		tux3_close(rv);
-	return err == -ENOMEM ? err : !err;
+	return err == -ENOMEM ? err : clean;
+}
+
+/* The magic of block (its first two bytes), 0 when it cannot be read. */
+static unsigned block_magic(struct fsck *f, uint64_t block)
+{
+	struct tux3_volume *nv;
+	uint8_t m[2] = { 0, 0 };
+	if (!fsck_open_super(f, &nv) &&
+	    dev_pread(&nv->dev, m, 2, block << nv->blockbits))
+		m[0] = m[1] = 0;
+	fsck_close_super(nv);
+	f->msg[0] = 0;
+	return (unsigned)m[0] << 8 | m[1];
 }
 
 /* The blocks covering bytes 0..8191 (the boot area and superblock). */
@@ -1137,8 +1153,14 @@ static int root_found(struct fsck *f, struct disksuper *disk,
 		if (!have)
 			continue;	/* an empty table has no depth */
 		struct root r = root_unpack(have);
-		/* candidates 1..MAX_DEPTH: depths; then 48 bit flips */
-		for (unsigned k = 1; k <= TUX3_MAX_DEPTH + 48; k++) {
+		/* candidates 1..MAX_DEPTH: depths; then 48 bit flips of
+		 * the block, unless it holds a node of the tree's kind (then
+		 * it is the root, damaged: pass 3's) */
+		unsigned m = block_magic(f, r.block);
+		bool ours = m == TUX3_MAGIC_BNODE ||
+			    m == (i ? TUX3_MAGIC_OLEAF : TUX3_MAGIC_ILEAF);
+		unsigned last = TUX3_MAX_DEPTH + (ours ? 0 : 48);
+		for (unsigned k = 1; k <= last; k++) {
 			struct root t = r;
 			if (k <= TUX3_MAX_DEPTH)
 				t.depth = k;
@@ -1182,6 +1204,10 @@ static int root_found(struct fsck *f, struct disksuper *disk,
  */
 static int log_head(struct fsck *f, struct disksuper *disk, const char *why)
 {
+	/* a log block there is the head, damaged or of a chain whose
+	 * count is wrong: the log's repairs, not this one */
+	if (block_magic(f, disk->logchain) == TUX3_MAGIC_LOG)
+		return 0;
 	uint64_t cand[72];
 	unsigned n = fsck_log_head_candidates(disk, reserved_of(disk), cand,
 					      72);

@@ -283,7 +283,8 @@ static int recompute(struct fsck *f, const uint8_t *prim, unsigned off,
 }
 
 /* Would the whole volume open, log replayed, with the superblock area
- * raw?  The test of a value no copy vouches for. */
+ * raw, and no log record at odds with the bitmap?  The test of a value
+ * no copy vouches for. */
 static bool opens_with(struct fsck *f, const uint8_t *raw)
 {
 	char why[200];
@@ -292,8 +293,11 @@ static bool opens_with(struct fsck *f, const uint8_t *raw)
 		return false;
 	if (volume_open_trial(f->path, raw, &v, why, sizeof(why)))
 		return false;
+	/* an older state (a log head or root of before the last unify)
+	 * may open too; its bitmap then disagrees with the log */
+	bool clean = !v->replay_conflicts;
 	tux3_close(v);
-	return true;
+	return clean;
 }
 
 static bool in_list(const uint64_t *v, unsigned n, uint64_t x)
