@@ -360,6 +360,53 @@ static unsigned derive_candidates(const struct tux3_volume *v, unsigned off,
 	return n;
 }
 
+/* The magic (first two bytes) of the block at byte off, 0 when it
+ * cannot be read. */
+static unsigned magic_at(struct device *dev, uint64_t off)
+{
+	uint8_t m[2];
+	return dev_pread(dev, m, 2, off) ? 0 : (unsigned)m[0] << 8 | m[1];
+}
+
+/*
+ * The block size under which the log's head is a log block and the
+ * inode table's root a node of the kind its depth says, when exactly
+ * one has both: the structure alone, for a volume that does not open
+ * under any block size because of damage elsewhere (which the later
+ * passes repair), as e2fsck probes every block size for a superblock.
+ * 0 when none or several.
+ */
+static unsigned block_size_probe(struct fsck *f, const struct tux3_volume *v)
+{
+	const struct disksuper *sb = &v->super;
+	struct root r = root_unpack(sb->iroot);
+	unsigned found = 0;
+	struct tux3_volume *nv;
+	if (!sb->logcount || !sb->iroot || r.direct || !r.depth)
+		return 0;
+	fsck_open_super(f, &nv);
+	f->msg[0] = 0;
+	if (!nv)
+		return 0;
+	for (unsigned b = TUX3_MIN_BLOCKBITS; b <= TUX3_MAX_BLOCKBITS; b++) {
+		uint64_t reserved = (8192 + (1ULL << b) - 1) >> b;
+		if (sb->volblocks > nv->dev.size >> b ||
+		    sb->logchain < reserved || sb->logchain >= sb->volblocks ||
+		    r.block < reserved || r.block >= sb->volblocks ||
+		    magic_at(&nv->dev, sb->logchain << b) != TUX3_MAGIC_LOG ||
+		    magic_at(&nv->dev, r.block << b) != (r.depth > 1 ?
+		    TUX3_MAGIC_BNODE : TUX3_MAGIC_ILEAF))
+			continue;
+		if (found) {
+			found = 0;
+			break;
+		}
+		found = b;
+	}
+	fsck_close_super(nv);
+	return found;
+}
+
 /*
  * Without a copy to take it from, a field the volume itself shows: of
  * the values it may have (every block size; the root's block at every
@@ -398,17 +445,26 @@ static int derive_field(struct fsck *f, const struct tux3_volume *v,
 		found = (int)i;
 	}
 	f->msg[0] = 0;
+	char how[160];
+	if (found < 0 && off == 24 && (cand[0] = block_size_probe(f, v))) {
+		found = 0;
+		snprintf(how, sizeof(how), "only under blockbits %" PRIu64
+			 " is the log's head a log block and the inode "
+			 "table's root a node", cand[0]);
+	} else if (found >= 0) {
+		const char *name = off == 24 ? "blockbits" : off == 32 ?
+				   "volblocks" : off == 88 ? "logchain" :
+				   off == 40 ? "the inode table root" :
+				   "the orphan table root";
+		snprintf(how, sizeof(how), len == 2 || off == 32 ||
+			 off == 88 ? "of the values %s may have, only %"
+			 PRIu64 " opens the volume with its log replayed" :
+			 "of the values %s may have, only %#" PRIx64 " opens "
+			 "the volume with its log replayed", name,
+			 cand[found]);
+	}
 	if (found < 0)
 		return NOT_MINE;
-	char how[160];
-	const char *name = off == 24 ? "blockbits" : off == 32 ?
-			   "volblocks" : off == 88 ? "logchain" : off == 40 ?
-			   "the inode table root" : "the orphan table root";
-	snprintf(how, sizeof(how), len == 2 || off == 32 || off == 88 ?
-		 "of the values %s may have, "
-		 "only %" PRIu64 " opens the volume with its log replayed" :
-		 "of the values %s may have, only %#" PRIx64 " opens the "
-		 "volume with its log replayed", name, cand[found]);
 	if (!fsck_problem(f, P1_RECOMPUTE, true, NULL, what, how))
 		return REPORTED;
 	memcpy(c->fix, prim, TUX3_SB_LEN);
