@@ -99,8 +99,18 @@ populate() {
 	fi
 }
 
-# keep_fastest: of the runs in $out, each tool's fastest to $results
-keep_fastest() {
+# paired OP: OP tux3 and OP e2fs (populate, rdump), below
+# SCALE_TWICE_MAX files twice, in the order tux3, e2fs, e2fs, tux3; each
+# tool's fastest run goes to $results
+paired() {
+	out=$work/$1.runs
+	: > "$out"
+	$1 tux3
+	[ $e2 = 1 ] && $1 e2fs
+	if [ "$n" -le "${SCALE_TWICE_MAX:-1000000}" ]; then
+		[ $e2 = 1 ] && $1 e2fs
+		$1 tux3
+	fi
 	awk '{ k = $1 " " $2 " " $3 }
 	     !(k in w) || w[k] == "fail" || ($4 != "fail" && $4 + 0 < w[k] + 0) {
 		w[k] = $4; line[k] = $0 }
@@ -143,15 +153,8 @@ row() {
 	# against 15-17 s for the same mkfs.tux3, mostly in the kernel), so
 	# below SCALE_TWICE_MAX files (1,000,000) each tool populates twice,
 	# in the order tux3, e2fs, e2fs, tux3, and its faster run counts.
-	out=$work/pop pops=0
-	: > "$out"
-	populate tux3
-	[ $e2 = 1 ] && populate e2fs
-	if [ "$n" -le "${SCALE_TWICE_MAX:-1000000}" ]; then
-		[ $e2 = 1 ] && populate e2fs
-		populate tux3
-	fi
-	keep_fastest
+	pops=0
+	paired populate
 	rm -rf "$src" "$work"/old.*.img
 	# the read-only rows start with the images on disk: the kernel
 	# writing back gigabytes of them meanwhile slowed the first tool
@@ -181,15 +184,8 @@ row() {
 	# files: the same rdump 42.8 s first, 25.3-26.1 s after) paid for
 	# them, so below SCALE_TWICE_MAX each tool runs twice, tux3, e2fs,
 	# e2fs, tux3, and its faster run counts, as populate does
-	reps=1 out=$work/rd
-	: > "$out"
-	rdump tux3
-	[ $e2 = 1 ] && rdump e2fs
-	if [ "$n" -le "${SCALE_TWICE_MAX:-1000000}" ]; then
-		[ $e2 = 1 ] && rdump e2fs
-		rdump tux3
-	fi
-	keep_fastest
+	reps=1
+	paired rdump
 	reps=${SCALE_REPEAT:-5}
 	run "$label" find tux3 "$b/tux3debug" -R "find /" "$timg"
 	last=$(last_file "$n" "$how")
