@@ -1194,19 +1194,43 @@ static int root_found(struct fsck *f, struct disksuper *disk,
 	return 0;
 }
 
-/*
- * The superblock's log head leads to no log that replays (a block of
- * something else, or a log block of another cycle) and no copy names
- * another: of the blocks it may be (fsck_log_head_candidates), the one
- * from which the volume opens, when exactly one does.  The count is
- * kept (pass 2 counts the chain again from the new head).  Returns 1
- * when taken, 0, <0.
- */
-static int log_head(struct fsck *f, struct disksuper *disk, const char *why)
+/* Does the chain from t's head hold exactly t's count of blocks since
+ * its cycle began, passing through block old on the way? */
+static bool chain_through(struct fsck *f, const struct disksuper *t,
+			  uint64_t old)
 {
-	/* a log block there is the head, damaged or of a chain whose
-	 * count is wrong: the log's repairs, not this one */
-	if (block_magic(f, disk->logchain) == TUX3_MAGIC_LOG)
+	struct tux3_volume *nv;
+	struct scan s = { 0 };
+	bool through = false;
+	if (!fsck_open_super(f, &nv) && !scan_chain(nv, t, &s) &&
+	    s.start >= 0 && (unsigned)s.start + 1 == t->logcount)
+		for (unsigned k = 1; k < s.n && !through; k++)
+			through = s.b[k].blocknr == old;
+	scan_free(&s);
+	fsck_close_super(nv);
+	f->msg[0] = 0;
+	return through;
+}
+
+/*
+ * The superblock's log head leads to no log that replays, and no copy
+ * names another: of the blocks it may be (fsck_log_head_candidates), the
+ * one from which the volume opens, when exactly one does.
+ *  - older false: the head is no log block (a log block there is the
+ *    head, damaged, or of a chain whose count is wrong: the log's
+ *    repairs).  The count is kept; pass 2 counts the chain again.
+ *  - older true: the chain from the head holds fewer blocks than the
+ *    count, and a candidate must begin a chain of exactly the count's
+ *    length through the head: the head was moved to an older block of
+ *    its own cycle's chain, and taking the shorter count would lose
+ *    every delta after it (of two consistent histories of one cycle,
+ *    the one that keeps more).
+ * Returns 1 when taken, 0, <0.
+ */
+static int log_head(struct fsck *f, struct disksuper *disk, const char *why,
+		    bool older)
+{
+	if (!older && block_magic(f, disk->logchain) == TUX3_MAGIC_LOG)
 		return 0;
 	uint64_t cand[72];
 	unsigned n = fsck_log_head_candidates(disk, reserved_of(disk), cand,
@@ -1215,6 +1239,8 @@ static int log_head(struct fsck *f, struct disksuper *disk, const char *why)
 	for (unsigned i = 0; i < n; i++) {
 		struct disksuper t = *disk;
 		t.logchain = cand[i];
+		if (older && !chain_through(f, &t, disk->logchain))
+			continue;
 		int ok = replays_from(f, &t);
 		if (ok < 0)
 			return ok;
@@ -1285,7 +1311,7 @@ static int open_failed(struct fsck *f, struct scan *s,
 		/* the head itself is no log block of this volume's */
 		if (!err && step == STEP_LOAD &&
 		    rv->error.block == disk->logchain)
-			err = log_head(f, disk, text);
+			err = log_head(f, disk, text, false);
 		if (err) {
 			tux3_close(rv);
 			return err;
@@ -1507,7 +1533,7 @@ int fsck_pass2(struct fsck *f)
 		if (s.start < 0 && cur.logcount && counted_ok) {
 			/* a head of another cycle, or of nothing */
 			err = log_head(f, &cur, "its cycle's beginning cannot "
-				       "be found");
+				       "be found", false);
 			if (err < 0)
 				goto out;
 			if (err > 0) {
@@ -1517,6 +1543,15 @@ int fsck_pass2(struct fsck *f)
 			no_beginning(f, &s, &cur);
 			f->unusable = true;
 			goto out;
+		}
+		if (s.start >= 0 && (unsigned)s.start + 1 < cur.logcount &&
+		    (err = log_head(f, &cur, "an older block of its own "
+				    "chain: the chain from it is shorter "
+				    "than the count", true))) {
+			if (err < 0)
+				goto out;
+			repaired = true;
+			continue;
 		}
 		err = check_logcount(f, &s, &cur);
 		if (err == -1) {
