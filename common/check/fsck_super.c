@@ -682,6 +682,84 @@ static int geometry_short(struct fsck *f, const struct tux3_volume *vol,
 	return write_super(c, c->fix, off, off == 32 ? 8 : 2);
 }
 
+/* Are the bitmap's bits for blocks [from, to) all clear, on volume t
+ * (opened with from blocks)?  Past the bitmap file's end, or in a hole,
+ * they are. */
+static bool bitmap_clear_past(struct tux3_volume *t, uint64_t from,
+			      uint64_t to)
+{
+	uint8_t buf[4096];
+	uint64_t pos = from >> 3, end = (to + 7) >> 3;
+	while (pos < end) {
+		size_t want = end - pos < sizeof(buf) ? (size_t)(end - pos) :
+			      sizeof(buf);
+		ssize_t got = tux3_read(t, TUX3_BITMAP_INO, buf, want, pos);
+		/* no bitmap file yet (never unified): the log alone says
+		 * what is in use, and it replayed inside the device */
+		if (got == -ENOENT)
+			return true;
+		if (got < 0)
+			return false;
+		if (!got)
+			return true;
+		for (ssize_t i = 0; i < got; i++) {
+			uint8_t b = buf[i];
+			if (pos + (uint64_t)i == from >> 3)
+				b &= (uint8_t)(0xff << (from & 7));
+			if (pos + (uint64_t)i == end - 1 && (to & 7))
+				b &= (uint8_t)(0xff >> (8 - (to & 7)));
+			if (b)
+				return false;
+		}
+		pos += (uint64_t)got;
+	}
+	return true;
+}
+
+/* A bitmap read past the device's end of at most this many blocks (a
+ * size several bits off reads a few MiB of holes). */
+#define SHRINK_CHECK_MAX (1ULL << 27)
+
+/*
+ * A possible volume size larger than the device, with no copy to take
+ * the right one from: shrunk to the device only when that loses
+ * nothing, that is when with the device's size the volume opens, log
+ * replayed, with no record at odds with the bitmap (a log that names a
+ * block past the end does not replay), and the bitmap marks no block
+ * at or past the device's end in use.  A truncated image, or the wrong
+ * device, has blocks in use past its end, and is left as it is.
+ */
+static int shrink_to_device(struct fsck *f, const struct tux3_volume *v,
+			    const char *what, struct sbcopy *c)
+{
+	uint64_t device = v->dev.size >> v->blockbits;
+	uint64_t claimed = v->super.volblocks;
+	char why[200];
+	if (claimed <= device || claimed - device > SHRINK_CHECK_MAX ||
+	    device <= v->reserved_blocks + 1)
+		return NOT_MINE;
+	uint8_t *raw = c->fix;
+	memcpy(raw, v->sbraw, TUX3_SB_LEN);
+	put_be64(raw + 32, device);
+	struct tux3_volume *t;
+	if (super_usable(f, raw, NULL, why, sizeof(why)) ||
+	    volume_open_trial(f->path, raw, &t, why, sizeof(why)))
+		return NOT_MINE;
+	bool lossless = !t->replay_conflicts &&
+			bitmap_clear_past(t, device, claimed);
+	tux3_close(t);
+	f->msg[0] = 0;
+	if (!lossless)
+		return NOT_MINE;
+	char how[200];
+	snprintf(how, sizeof(how), "the bitmap marks no block past the "
+		 "device's end in use, and with the device's size (volblocks %"
+		 PRIu64 ") the volume opens with its log replayed", device);
+	if (!fsck_problem(f, P1_RECOMPUTE, true, NULL, what, how))
+		return REPORTED;
+	return write_super(c, raw, 32, 8);
+}
+
 /* A field the open refused: from the secondary copy if it has the same
  * commit, else recomputed when it can be, else the whole copy when it
  * opens, else reported as it is. */
@@ -704,6 +782,8 @@ static int refused_field(struct fsck *f, const struct tux3_volume *v,
 		r = whole_copy(f, v->sbraw, c, what);
 	if (r == NOT_MINE)
 		r = derive_field(f, v, off, what, c);
+	if (r == NOT_MINE && off == 32)
+		r = shrink_to_device(f, v, what, c);
 	/* a root or the log's head past a volume smaller than its device:
 	 * the size may be what is wrong (the geometry passed the checks
 	 * before these fields') */
