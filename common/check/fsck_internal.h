@@ -196,6 +196,15 @@ bool fsck_open_damage(int err);
  * when the device could not be read (f->msg says why). */
 int fsck_open_super(struct fsck *f, struct tux3_volume **volp);
 void fsck_close_super(struct tux3_volume *vol);
+/* The blocks covering the boot area and superblock (bytes 0..8191) at
+ * block size 2^bits. */
+static inline uint64_t fsck_reserved_blocks(unsigned bits)
+{
+	return (TUX3_RESERVED_BYTES + (1ULL << bits) - 1) >> bits;
+}
+/* The magic (first two bytes) of the block at byte off of dev, 0 when
+ * it cannot be read (fsck_super.c). */
+unsigned fsck_magic_at(struct device *dev, uint64_t off);
 /* The blocks that may be the log's head when the superblock's logchain
  * is wrong and no copy holds it (fsck_super.c): the block before the
  * allocator's next (the reference code allocates a delta's log block

@@ -1117,19 +1117,12 @@ static int replays_from(struct fsck *f, const struct disksuper *sb)
 static unsigned block_magic(struct fsck *f, uint64_t block)
 {
 	struct tux3_volume *nv;
-	uint8_t m[2] = { 0, 0 };
-	if (!fsck_open_super(f, &nv) &&
-	    dev_pread(&nv->dev, m, 2, block << nv->blockbits))
-		m[0] = m[1] = 0;
+	unsigned m = 0;
+	if (!fsck_open_super(f, &nv))
+		m = fsck_magic_at(&nv->dev, block << nv->blockbits);
 	fsck_close_super(nv);
 	f->msg[0] = 0;
-	return (unsigned)m[0] << 8 | m[1];
-}
-
-/* The blocks covering bytes 0..8191 (the boot area and superblock). */
-static uint64_t reserved_of(const struct disksuper *sb)
-{
-	return (8192 + (1ULL << sb->blockbits) - 1) >> sb->blockbits;
+	return m;
 }
 
 /*
@@ -1146,7 +1139,7 @@ static uint64_t reserved_of(const struct disksuper *sb)
 static int root_found(struct fsck *f, struct disksuper *disk,
 		      const char *why)
 {
-	uint64_t reserved = reserved_of(disk);
+	uint64_t reserved = fsck_reserved_blocks(disk->blockbits);
 	for (int i = 0; i < 2; i++) {
 		uint64_t *field = i ? &disk->oroot : &disk->iroot;
 		uint64_t have = *field, found = 0;
@@ -1233,7 +1226,7 @@ static int log_head(struct fsck *f, struct disksuper *disk, const char *why,
 	if (!older && block_magic(f, disk->logchain) == TUX3_MAGIC_LOG)
 		return 0;
 	uint64_t cand[72];
-	unsigned n = fsck_log_head_candidates(disk, reserved_of(disk), cand,
+	unsigned n = fsck_log_head_candidates(disk, fsck_reserved_blocks(disk->blockbits), cand,
 					      72);
 	int found = -1;
 	for (unsigned i = 0; i < n; i++) {

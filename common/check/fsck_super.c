@@ -360,9 +360,7 @@ static unsigned derive_candidates(const struct tux3_volume *v, unsigned off,
 	return n;
 }
 
-/* The magic (first two bytes) of the block at byte off, 0 when it
- * cannot be read. */
-static unsigned magic_at(struct device *dev, uint64_t off)
+unsigned fsck_magic_at(struct device *dev, uint64_t off)
 {
 	uint8_t m[2];
 	return dev_pread(dev, m, 2, off) ? 0 : (unsigned)m[0] << 8 | m[1];
@@ -389,12 +387,12 @@ static unsigned block_size_probe(struct fsck *f, const struct tux3_volume *v)
 	if (!nv)
 		return 0;
 	for (unsigned b = TUX3_MIN_BLOCKBITS; b <= TUX3_MAX_BLOCKBITS; b++) {
-		uint64_t reserved = (8192 + (1ULL << b) - 1) >> b;
+		uint64_t reserved = fsck_reserved_blocks(b);
 		if (sb->volblocks > nv->dev.size >> b ||
 		    sb->logchain < reserved || sb->logchain >= sb->volblocks ||
 		    r.block < reserved || r.block >= sb->volblocks ||
-		    magic_at(&nv->dev, sb->logchain << b) != TUX3_MAGIC_LOG ||
-		    magic_at(&nv->dev, r.block << b) != (r.depth > 1 ?
+		    fsck_magic_at(&nv->dev, sb->logchain << b) != TUX3_MAGIC_LOG ||
+		    fsck_magic_at(&nv->dev, r.block << b) != (r.depth > 1 ?
 		    TUX3_MAGIC_BNODE : TUX3_MAGIC_ILEAF))
 			continue;
 		if (found) {
