@@ -284,6 +284,10 @@ struct dir_index_set;
 /* An open volume: the handle of the public API (tux3.h). */
 struct tux3_volume {
 	struct device dev;
+	/* blocks already hinted for readahead (vol_readahead): a later
+	 * walk over the same blocks finds them cached or in flight, and a
+	 * hint per block would only cost a system call each */
+	struct spacemap hinted;
 	enum tux3_open_mode mode;
 	struct disksuper super;
 	uint8_t sbraw[TUX3_SB_LEN];

@@ -147,12 +147,45 @@ bool vol_readahead_on(const struct tux3_volume *vol)
 	return vol->dev.readahead_on && !vol->dev.cache;
 }
 
+/* The set of hinted blocks is a bitmap in 4 KiB chunks (128 MiB of
+ * volume each at 4 KiB blocks); past this much memory a hint is given
+ * without being remembered. */
+#define HINTED_CHUNK_BITS 15
+#define HINTED_MAX_BYTES (8u << 20)
+
+/* Marks [block, block + count) hinted; false if all of it already was
+ * (nothing to ask for).  A set that cannot grow remembers nothing more
+ * and lets every hint through. */
+static bool hint_once(struct tux3_volume *vol, uint64_t block,
+		      uint64_t count)
+{
+	struct spacemap *sm = &vol->hinted;
+	if (!sm->chunkbits &&
+	    spacemap_init(sm, HINTED_CHUNK_BITS, HINTED_CHUNK_BITS,
+			  vol->volblocks))
+		return true;
+	bool fresh = false;
+	for (uint64_t b = block; b < block + count; b++) {
+		if (spacemap_test(sm, b))
+			continue;
+		fresh = true;
+		if (sm->bytes >= HINTED_MAX_BYTES &&
+		    !spacemap_get(sm, b >> HINTED_CHUNK_BITS))
+			break;
+		if (spacemap_set(sm, b, true) < 0)
+			break;
+	}
+	return fresh;
+}
+
 void vol_readahead(struct tux3_volume *vol, uint64_t block, uint64_t count)
 {
 	if (block < vol->reserved_blocks || block >= vol->volblocks)
 		return;
 	if (count > vol->volblocks - block)
 		count = vol->volblocks - block;
+	if (!count || !vol_readahead_on(vol) || !hint_once(vol, block, count))
+		return;
 	dev_readahead(&vol->dev, block << vol->blockbits,
 		      count << vol->blockbits);
 }

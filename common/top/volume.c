@@ -429,6 +429,7 @@ void tux3_close(struct tux3_volume *vol)
 	free(vol->scratch);
 	free(vol->encode_buf);
 	vol_bufs_free(vol);
+	spacemap_free(&vol->hinted);
 	dev_close(&vol->dev);
 	free(vol);
 }
