@@ -133,6 +133,8 @@ struct vinode_ops {
 	/* the version table, changed by a write (an implicit child), saved
 	 * with the delta */
 	int (*table_save)(struct tux3_volume *vol);
+	/* the version index's records the delta added (version/vindex.c) */
+	int (*index_save)(struct tux3_volume *vol);
 	/* the blob of every version, read and stored whole: the part past
 	 * the leaf (format.md 17.3b) read and written with it */
 	int (*blob_read)(struct tux3_volume *vol, tux3_ino_t inum,

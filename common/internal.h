@@ -67,12 +67,18 @@ int version_inodes(struct tux3_volume *vol, const char *why,
 /* ---- snapshot_diff.c ---- */
 /* The inodes whose attributes or data may read differently in labels
  * label_a and label_b, in inode order (*ino malloc'd): those with an
- * element of a label on one's ancestry and not the other's.  Found from
- * the blobs' element labels and the vleaf trees' labels, no inode
- * loaded. */
+ * element of a label on one's ancestry and not the other's.  Found in
+ * the version index where the volume keeps one (a superset: a pair may
+ * outlive its elements), else from the blobs' element labels and the
+ * vleaf trees' labels; no inode loaded. */
 int version_differing(struct tux3_volume *vol, unsigned label_a,
 		      unsigned label_b, tux3_ino_t **ino, size_t *n,
 		      struct tux3_diff_count *count);
+
+/* ---- snapshot_index.c ---- */
+/* The version index made again from every inode's elements, written
+ * with the next commit (the VERSION_INDEX bit set). */
+int version_index_rebuild(struct tux3_volume *vol);
 
 /* ---- snapshot_diff_inode.c: one inode in two versions ---- */
 /* What differs about an inode (d.what 0: nothing); the arrays and the

@@ -234,6 +234,14 @@ int tux3_set_dir_index_feature(struct tux3_volume *vol, int on,
  * or tux3_umount.  Clearing is -EOPNOTSUPP on a volume with snapshots. */
 int tux3_set_atime_feature(struct tux3_volume *vol, int on,
 			   uint64_t *inodes);
+/* VERSION_INDEX (doc/format.md 17.11) set (on): the index built from
+ * every inode's elements, *pairs its (label, inode) pairs; a volume
+ * versioned before the index gains one this way (the first snapshot of
+ * a volume starts it by itself).  Cleared: the bit and the index go,
+ * and snapshot diff reads the inode table.  Committed by tux3_sync or
+ * tux3_umount.  -ENOENT on a volume without versions. */
+int tux3_set_version_index_feature(struct tux3_volume *vol, int on,
+				   uint64_t *pairs);
 
 /* A directory's on-disk index (tux3debug htree; doc/format.md 15.5). */
 struct tux3_dir_bucket {
@@ -320,6 +328,8 @@ struct tux3_mkfs_params {
 /* Ro_compat feature bits (doc/format.md 15.5): older tools may read, not
  * write. */
 #define TUX3_FEATURE_RO_COMPAT_DIR_INDEX 0x1u	/* on-disk directory index */
+#define TUX3_FEATURE_RO_COMPAT_VERSION_INDEX 0x2u	/* which inodes each
+						 * label changed (17.11) */
 /* Incompat feature bits: set together with the changed superblock magic
  * (doc/format.md 17.4), so that the reference code refuses the volume. */
 #define TUX3_FEATURE_INCOMPAT_VERSIONS	0x1u	/* version table, vleaves */

@@ -416,6 +416,8 @@ struct tux3_volume {
 	 * clears it) */
 	bool vt_bad;
 	unsigned vt_dropped;		/* labels the salvage dropped */
+	struct vindex *vindex;		/* the version index, once read
+					 * (version/vindex.c) */
 };
 
 /* 0 when the volume may be changed: opened read-write, and no commit has

@@ -35,13 +35,14 @@ struct request {
 	int list;
 	int dir_index;		/* -O: 1 set, -1 clear, 0 keep */
 	int atime;		/* the same */
+	int version_index;	/* the same */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: " PROG " [-l] [-L label] [-U uuid|random|time|clear]\n"
-"                [-O [^]dir_index,[^]atime] DEVICE\n");
+"                [-O [^]dir_index,[^]atime,[^]version_index] DEVICE\n");
 }
 
 /* -O's list, as tune2fs takes it: names separated by commas, each with
@@ -61,16 +62,18 @@ static int parse_features(const char *arg, struct request *r)
 			r->dir_index = value;
 		} else if (!strcmp(name, "atime")) {
 			r->atime = value;
+		} else if (!strcmp(name, "version_index")) {
+			r->version_index = value;
 		} else {
-			fprintf(stderr, PROG ": -O %s: only dir_index and "
-				"atime (each with ^ to clear) can be "
-				"changed\n", f);
+			fprintf(stderr, PROG ": -O %s: only dir_index, atime "
+				"and version_index (each with ^ to clear) can "
+				"be changed\n", f);
 			free(list);
 			return -1;
 		}
 	}
 	free(list);
-	if (!r->dir_index && !r->atime) {
+	if (!r->dir_index && !r->atime && !r->version_index) {
 		fprintf(stderr, PROG ": -O '%s': no feature named\n", arg);
 		return -1;
 	}
@@ -80,11 +83,13 @@ static int parse_features(const char *arg, struct request *r)
 static void feature_names(const struct tux3_identity *id, char *buf,
 			  size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s",
+	snprintf(buf, len, "%s%s%s%s%s%s",
 		 id->compat & TUX3_FEATURE_COMPAT_LOG_CRC ? " log_crc" : "",
 		 id->compat & TUX3_FEATURE_COMPAT_SB_BACKUP ? " sb_backup" : "",
 		 id->ro_compat & TUX3_FEATURE_RO_COMPAT_DIR_INDEX ?
 		 " dir_index" : "",
+		 id->ro_compat & TUX3_FEATURE_RO_COMPAT_VERSION_INDEX ?
+		 " version_index" : "",
 		 id->incompat & TUX3_FEATURE_INCOMPAT_VERSIONS ?
 		 " versions" : "",
 		 id->incompat & TUX3_FEATURE_INCOMPAT_ATIME ? " atime" : "");
@@ -167,12 +172,15 @@ static int change(const struct request *r)
 		fprintf(stderr, PROG ": %s\n", msg);
 		return EXIT_ERROR;
 	}
-	uint64_t dirs = 0, inodes = 0;
+	uint64_t dirs = 0, inodes = 0, pairs = 0;
 	if (tux3_set_identity(vol, r->label, r->set_uuid ? r->uuid : NULL) ||
 	    (r->dir_index && tux3_set_dir_index_feature(vol, r->dir_index > 0,
 							&dirs)) ||
 	    (r->atime && tux3_set_atime_feature(vol, r->atime > 0,
 						&inodes)) ||
+	    (r->version_index &&
+	     tux3_set_version_index_feature(vol, r->version_index > 0,
+					    &pairs)) ||
 	    tux3_sync(vol)) {
 		int rc = fail(vol, r->device);
 		tux3_close(vol);
@@ -191,6 +199,12 @@ static int change(const struct request *r)
 		printf("atime cleared: %" PRIu64 " inode%s lost %s access "
 		       "time\n", inodes, inodes == 1 ? "" : "s",
 		       inodes == 1 ? "its" : "their");
+	if (r->version_index > 0)
+		printf("version_index set: %" PRIu64 " (label, inode) "
+		       "pair%s\n", pairs, pairs == 1 ? "" : "s");
+	else if (r->version_index < 0)
+		printf("version_index cleared: snapshot diff reads the inode "
+		       "table\n");
 	if (r->list)
 		list(vol);
 	if (tux3_umount(vol)) {
@@ -261,12 +275,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || (!r.list && !r.label && !r.set_uuid &&
-				    !r.dir_index && !r.atime)) {
+				    !r.dir_index && !r.atime && !r.version_index)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	r.device = argv[optind];
-	if (r.label || r.set_uuid || r.dir_index || r.atime)
+	if (r.label || r.set_uuid || r.dir_index || r.atime ||
+	    r.version_index)
 		return change(&r);
 	return list_only(r.device);
 }

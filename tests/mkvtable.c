@@ -257,7 +257,10 @@ int main(int argc, char **argv)
 	}
 	bool snap = !strncmp(argv[2], "snap-", 5);
 	bool nul = !strcmp(argv[2], "name-nul");
-	if (vtable_save(vol, &vt) || (snap && (tux3_sync(vol) ||
+	/* the index names the elements made before the table (the
+	 * library's writes note their own) */
+	if (vtable_save(vol, &vt) || version_index_rebuild(vol) ||
+	    (snap && (tux3_sync(vol) ||
 	    snapshot_file(vol, argv[2]))) ||
 	    (nul && name_without_nul(vol, &vt, (unsigned)a)) ||
 	    tux3_umount(vol)) {

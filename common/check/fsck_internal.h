@@ -66,7 +66,7 @@ enum fsck_problem_id {
 	/* pass 9 */
 	P9_GATE, P9_VTABLE_BAD, P9_VTABLE_NAME, P9_VTABLE_TREE, P9_DELETE_PENDING,
 	P9_STRAY_VTABLE, P9_ELEMENT_BAD, P9_ATTR_BAD, P9_NAMESPACE,
-	P9_NAMESPACE_LOST,
+	P9_NAMESPACE_LOST, P9_VINDEX_BAD, P9_VINDEX_MISSING, P9_VINDEX_STRAY,
 	P_COUNT
 };
 
@@ -123,6 +123,10 @@ struct fsck {
 	uint64_t vblobs, vtrees;
 	bool vcounted;
 	uint64_t vcounted_fixed;
+	/* pass 9: the version index's damage, and its first missing pair */
+	char vindex_bad[300];
+	tux3_ino_t vindex_miss_inum;
+	unsigned vindex_miss_label;
 	bool unusable;		/* the volume cannot be checked further */
 	/* pass 2: P2_ITABLE_LOST answered yes, the volume to make again
 	 * (once the failed replay's handle is closed) */

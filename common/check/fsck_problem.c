@@ -311,6 +311,14 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	[P9_NAMESPACE_LOST] = { "PASS9_NAMESPACE_LOST", 9,
 		"snapshot %s: %s, which cannot be repaired in the snapshot", 0,
 		"delete the snapshot" },
+	[P9_VINDEX_BAD] = { "PASS9_VINDEX_BAD", 9,
+		"%s", 1, "build the version index again from the elements" },
+	[P9_VINDEX_MISSING] = { "PASS9_VINDEX_MISSING", 9,
+		"version index: %s", 1,
+		"build the version index again from the elements" },
+	[P9_VINDEX_STRAY] = { "PASS9_VINDEX_STRAY", 9,
+		"the VERSION_INDEX feature is set, but the volume has no "
+		"versions", 1, "clear the feature" },
 	[P_COUNT] = { NULL, 0, NULL, 0, NULL },
 };
 

@@ -73,6 +73,8 @@ static int table_fresh_map(struct fsck *f, const char *why)
 		  why);
 	inode.dtree = 0;
 	inode.size = 0;
+	vindex_free(vol);	/* the version index went with the map: read
+				 * again (and rebuilt) from what is there */
 	inode.present &= ~(1u << ATTR_DATA_BTREE);
 	inode.present |= 1u << ATTR_CTIME_SIZE;
 	err = inode_store(vol, &inode);
@@ -139,7 +141,34 @@ struct elements {
 	size_t nfix, capfix;
 	struct vns_index *ix;	/* which inodes have which labels (the
 				 * first walk only) */
+	/* the version index checked against the elements (first walk) */
+	bool vindex;
+	uint64_t missing;	/* (label, inode) pairs it lacks */
+	tux3_ino_t miss_inum;
+	unsigned miss_label;
 };
+
+/* An element of label on inode inum: the version index must name the
+ * pair (it may name more). */
+static void vindex_need(struct elements *e, unsigned label, tux3_ino_t inum)
+{
+	const struct vtree *vt = e->f->vol->vt;
+	/* a label the table lacks is an element to drop (EL1), read by
+	 * no version: no diff ever asks for it */
+	if (!e->vindex || label >= vt->top || !vt->v[label].flags ||
+	    vindex_has(e->f->vol, label, inum))
+		return;
+	if (!e->missing++) {
+		e->miss_inum = inum;
+		e->miss_label = label;
+	}
+}
+
+static void vindex_data_label(void *ctx, unsigned label)
+{
+	struct elements *e = ctx;
+	vindex_need(e, label, e->inum);
+}
 
 static void note(struct list_report *r, unsigned label, const char *what)
 {
@@ -201,6 +230,8 @@ static int check_attr_lists(struct elements *e, tux3_ino_t inum)
 		vattrs_check(vol->vt, &x, attr_problem, e);
 		if (e->ix)
 			vns_note_attrs(e->ix, inum, &x);
+		for (unsigned i = 0; e->vindex && i < x.n; i++)
+			vindex_need(e, x.a[i].label, inum);
 		vattrs_free(&x);
 	}
 	free(copy);
@@ -225,6 +256,8 @@ static int element_inode(void *ctx, const struct tux3_stat *st,
 		int r = vfilemap_check(vol, &inode, vol->vt, element_problem, e);
 		if (r != -ENOMEM && e->ix)
 			r = vns_note_data(e->ix, vol, &inode);
+		if (r != -ENOMEM && e->vindex)
+			r = vfilemap_labels(vol, &inode, vindex_data_label, e);
 		if (r == -ENOMEM)
 			return r;
 	}
@@ -253,11 +286,13 @@ static int element_error(void *ctx, const struct tux3_error *err)
 
 /* EL1-EL3 of every inode's lists (labels used, one element per label per
  * address, no orphan element), repaired after the walk when wanted. */
-static int check_elements(struct fsck *f, struct vns_index *ix)
+static int check_elements(struct fsck *f, struct vns_index *ix,
+			  uint64_t *vindex_missing)
 {
 	struct tux3_walk_ops ops = { .inode = element_inode,
 				     .error = element_error };
-	struct elements e = { .f = f, .ix = ix };
+	struct elements e = { .f = f, .ix = ix,
+			      .vindex = vindex_missing != NULL };
 	/* no inode of the volume has an element of a snapshot's label
 	 * (pass 4 counted them) and nothing was repaired since: the lists
 	 * hold nothing to check, and no snapshot's namespace differs */
@@ -283,6 +318,11 @@ static int check_elements(struct fsck *f, struct vns_index *ix)
 	}
 	fsck_info(f, "versions: %u versioned file%s", e.files,
 		  e.files == 1 ? "" : "s");
+	if (vindex_missing && e.missing) {
+		*vindex_missing = e.missing;
+		f->vindex_miss_inum = e.miss_inum;
+		f->vindex_miss_label = e.miss_label;
+	}
 out:
 	free(e.fix);
 	return err;
@@ -684,6 +724,60 @@ static int finish_delete(struct fsck *f)
 	return 0;
 }
 
+/* ---- the version index (format.md 17.11) ---- */
+
+/* The index loaded for the element walk to check: 1 when it decodes, 0
+ * when the volume keeps none or it is damaged (check_vindex reports
+ * that). */
+static int vindex_usable(struct fsck *f)
+{
+	struct tux3_volume *vol = f->vol;
+	f->vindex_bad[0] = 0;
+	if (!vindex_feature(vol))
+		return 0;
+	int err = vindex_load(vol);
+	if (err == -EUCLEAN)
+		snprintf(f->vindex_bad, sizeof(f->vindex_bad), "%s",
+			 vol->error.what);
+	tux3_clear_error(vol);
+	return err == -ENOMEM ? err : !err;
+}
+
+static int vindex_repair(struct fsck *f)
+{
+	int err = version_index_rebuild(f->vol);
+	if (err == -ENOMEM)
+		return err;
+	fsck_fixed(f, err);
+	tux3_clear_error(f->vol);
+	return 0;
+}
+
+/* A damaged index, or one without a pair an element makes: built again
+ * from every inode's elements. */
+static int check_vindex(struct fsck *f, uint64_t missing)
+{
+	char text[300];
+	if (f->vindex_bad[0]) {
+		if (fsck_problem(f, P9_VINDEX_BAD, true,
+				 FSCK_AT(.inum = TUX3_VTABLE_INO),
+				 f->vindex_bad))
+			return vindex_repair(f);
+		return 0;
+	}
+	if (!missing)
+		return 0;
+	snprintf(text, sizeof(text), "it lacks %" PRIu64 " (label, inode) "
+		 "pair%s that elements make (the first: label %u of inode %"
+		 PRIu64 ")", missing, missing == 1 ? "" : "s",
+		 f->vindex_miss_label, f->vindex_miss_inum);
+	if (fsck_problem(f, P9_VINDEX_MISSING, true,
+			 FSCK_AT(.inum = f->vindex_miss_inum,
+				 .have = f->vindex_miss_label), text))
+		return vindex_repair(f);
+	return 0;
+}
+
 int fsck_pass9(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
@@ -699,12 +793,20 @@ int fsck_pass9(struct fsck *f)
 	if (table == -ENOMEM)
 		return table;
 	if (!magic && !bit) {
+		if (vindex_feature(vol) &&
+		    fsck_problem(f, P9_VINDEX_STRAY, true, FSCK_AT(0))) {
+			vindex_end(vol);
+			vol->super_dirty = true;
+			fsck_fixed(f, 0);
+		}
 		if (table && fsck_problem(f, P9_STRAY_VTABLE, true,
 					  FSCK_AT(.inum = TUX3_VTABLE_INO))) {
 			struct inode inode;
 			int err = inode_load(vol, TUX3_VTABLE_INO, &inode);
 			if (!err) {
-				err = inode_truncate(vol, &inode, 0);
+				/* every block, its map's nodes too (the
+				 * version index leaves a hole in it) */
+				err = inode_free_unversioned(vol, &inode);
 				inode_free(&inode);
 			}
 			if (!err)
@@ -774,14 +876,23 @@ int fsck_pass9(struct fsck *f)
 		struct vns_index *ix = vns_index_new();
 		if (!ix)
 			return -ENOMEM;
-		int err = tree_bad ? 0 : check_elements(f, ix);
+		uint64_t missing = 0;
+		int usable = tree_bad ? 0 : vindex_usable(f);
+		if (usable < 0) {
+			vns_index_free(ix);
+			return usable;
+		}
+		int err = tree_bad ? 0 : check_elements(f, ix, usable ?
+							&missing : NULL);
 		bool all = false;
 		if (!err && !tree_bad)
 			err = check_namespaces(f, &all, ix);
 		vns_index_free(ix);
 		/* the snapshots dropped: their elements go */
 		if (!err && all)
-			err = check_elements(f, NULL);
+			err = check_elements(f, NULL, NULL);
+		if (!err && !tree_bad)
+			err = check_vindex(f, missing);
 		return err;
 	}
 	return 0;

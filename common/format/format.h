@@ -60,7 +60,8 @@ static inline unsigned rdev_minor(uint64_t d) { return (unsigned)(d & 0xfffff); 
 					 TUX3_FEATURE_COMPAT_SB_BACKUP)
 /* seal: how many of the newest log blocks carry our CRC (record byte 152) */
 #define SUPEREXT_CRCLOG_OFFSET		152
-#define SUPEREXT_RO_COMPAT_KNOWN	TUX3_FEATURE_RO_COMPAT_DIR_INDEX
+#define SUPEREXT_RO_COMPAT_KNOWN	(TUX3_FEATURE_RO_COMPAT_DIR_INDEX | \
+					 TUX3_FEATURE_RO_COMPAT_VERSION_INDEX)
 /* seal: the DIR_INDEX generation (record byte 156) */
 #define SUPEREXT_DXGEN_OFFSET		156
 #define SUPEREXT_INCOMPAT_KNOWN		(TUX3_FEATURE_INCOMPAT_VERSIONS | \

@@ -1,5 +1,6 @@
 /* A set of block numbers (open addressing), used to refuse cycles and
- * blocks reached twice in tree traversals. */
+ * blocks reached twice in tree traversals; keyset_add takes any 64-bit
+ * key (blockset_has finds either). */
 #include <stdlib.h>
 #include "io/io.h"
 
@@ -13,6 +14,14 @@ int blockset_add(struct blockset *s, uint64_t v)
 {
 	if (v >= TUX3_KEY_LIMIT)
 		return -ERANGE;	/* block numbers are 48 bits */
+	return keyset_add(s, v);
+}
+
+/* The same set of any key below 2^64 - 1 (the version index's pairs). */
+int keyset_add(struct blockset *s, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		return -ERANGE;
 	v++;	/* 0 marks an empty slot */
 	if ((s->count + 1) * 2 > s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 256;
@@ -46,7 +55,7 @@ int blockset_add(struct blockset *s, uint64_t v)
 
 bool blockset_has(const struct blockset *s, uint64_t v)
 {
-	if (!s->cap)
+	if (!s->cap || v == UINT64_MAX)
 		return false;
 	v++;
 	for (size_t i = slot(s, v); s->slots[i]; i = (i + 1) & (s->cap - 1))

@@ -77,6 +77,7 @@ uint32_t dev_cache_dirty(const struct device *dev);	/* dirty blocks */
 
 /* ---- blockset.c ---- */
 int blockset_add(struct blockset *s, uint64_t v);
+int keyset_add(struct blockset *s, uint64_t v);
 bool blockset_has(const struct blockset *s, uint64_t v);
 void blockset_free(struct blockset *s);
 

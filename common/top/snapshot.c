@@ -91,6 +91,25 @@ static int orphans_absent(struct tux3_volume *vol, struct vtree *vt,
 	return err;
 }
 
+/* The orphans' new elements in the version index: orphans_absent wrote
+ * them before the table existed (the first table starts the index
+ * empty), so their blobs are noted again once it does. */
+static int orphans_noted(struct tux3_volume *vol)
+{
+	int err = 0;
+	for (unsigned i = 0; i < vol->orphans.count && !err; i++) {
+		tux3_ino_t inum = vol->orphans.inums[i];
+		uint8_t *blob;
+		unsigned len;
+		if (inum < TUX3_ROOT_INO || vblob_read(vol, inum, &blob, &len))
+			continue;
+		err = vindex_note_blob(vol, inum, blob, len);
+		free(blob);
+	}
+	tux3_clear_error(vol);
+	return err;
+}
+
 int version_create(struct tux3_volume *vol, const char *name,
 		   const char *of, uint32_t *tagp)
 {
@@ -133,6 +152,8 @@ int version_create(struct tux3_volume *vol, const char *name,
 		snprintf(vt->v[label].name, sizeof(vt->v[label].name), "%s",
 			 name);
 		err = vtable_save(vol, vt);
+		if (!err && parent == VERSION_ORIGIN)
+			err = orphans_noted(vol);
 		if (!err && tagp)
 			*tagp = tag;
 	} else {

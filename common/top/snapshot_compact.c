@@ -15,6 +15,13 @@
 #include <string.h>
 #include "internal.h"
 
+static int count_mapped(void *ctx, const struct extent *e)
+{
+	if (e->physical)
+		*(uint64_t *)ctx += e->count;
+	return 0;
+}
+
 /* Inode 3 and its blocks given back: the 2014 format never has it. */
 static int drop_table(struct tux3_volume *vol, uint64_t *blocks)
 {
@@ -26,8 +33,11 @@ static int drop_table(struct tux3_volume *vol, uint64_t *blocks)
 	}
 	if (err)
 		return err;
-	*blocks += (inode.size + vol->blocksize - 1) >> vol->blockbits;
-	err = inode_free_unversioned(vol, &inode);
+	/* the table's and the version index's (a hole between them) */
+	err = filemap_walk(vol, &inode, 0, TUX3_KEY_LIMIT, count_mapped,
+			   blocks);
+	if (!err)
+		err = inode_free_unversioned(vol, &inode);
 	if (!err)
 		err = inode_delete(vol, TUX3_VTABLE_INO);
 	inode_free(&inode);
@@ -40,6 +50,7 @@ static void gate_close(struct tux3_volume *vol)
 	vol->vt_dirty = false;
 	vol->vtag = 0;
 	vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
+	vindex_end(vol);	/* it went with inode 3 */
 	/* 2014, or the features magic of a volume that keeps atime */
 	memcpy(vol->super.magic, tux3_magic_for(vol->ident.incompat), 8);
 	vol->super_dirty = true;

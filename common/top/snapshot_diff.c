@@ -177,7 +177,11 @@ int version_differing(struct tux3_volume *vol, unsigned label_a,
 		df->count = count;
 		toggle_chain(df, label_a);
 		toggle_chain(df, label_b);
-		err = walk_inode_blobs(vol, scan_blob, df);
+		/* the index names them without a read of the inode table
+		 * (count->blobs stays 0) */
+		err = vindex_inodes(vol, df->differs, &df->ino, &df->n);
+		if (err == -ENOENT)
+			err = walk_inode_blobs(vol, scan_blob, df);
 	}
 	if (!err) {
 		*ino = df->ino;

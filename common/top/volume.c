@@ -417,6 +417,7 @@ void tux3_close(struct tux3_volume *vol)
 		inode_free(&vol->bitmap_inode);
 	atable_free(&vol->atoms);
 	vtable_unload(vol);
+	vindex_free(vol);
 	orphan_set_free(&vol->orphans);
 	orphan_set_free(&vol->log_orphans);
 	orphan_set_free(&vol->otree_deletes);

@@ -306,7 +306,11 @@ static int store_leaf(struct tux3_volume *vol, tux3_ino_t inum, uint8_t *leaf,
 		      bool chains, struct vechain_seen *seen,
 		      struct blist *alloc, struct blist *freed)
 {
-	int err = 0;
+	/* the labels first, while x holds every element (a chain takes
+	 * some out of the leaf below) */
+	int err = vindex_note_extents(vol, inum, x, lo, hi);
+	if (err)
+		return err;
 	if (vol->vleaf_cap && vleaf_store_count(x, lo, hi) > vol->vleaf_cap) {
 		/* a leaf filled to the knob: split it first, as a full one
 		 * would be, then move the busiest blocks' elements out */

@@ -201,6 +201,15 @@ static int table_save(struct tux3_volume *vol)
 	return vtable_save(vol, vol->vt);
 }
 
+/* Every version's blob stored, and the labels it holds noted in the
+ * version index first (the delta writes both, or neither). */
+static int blob_store(struct tux3_volume *vol, tux3_ino_t inum,
+		      const uint8_t *blob, unsigned len)
+{
+	int err = vindex_note_blob(vol, inum, blob, len);
+	return err ? err : vspill_store(vol, inum, blob, len);
+}
+
 const struct vinode_ops vinode_ops = {
 	.view = vinode_view,
 	.merge = vinode_merge,
@@ -212,5 +221,6 @@ const struct vinode_ops vinode_ops = {
 	.filemap_walk = vfilemap_walk_selected,
 	.table_save = table_save,
 	.blob_read = vblob_read,
-	.blob_store = vspill_store,
+	.blob_store = blob_store,
+	.index_save = vindex_save,
 };

@@ -25,6 +25,42 @@ int vtable_open(struct tux3_volume *vol);
 int vtable_save(struct tux3_volume *vol, const struct vtree *vt);
 void vtable_unload(struct tux3_volume *vol);
 
+/* ---- vindex.c: the inodes each label changed (format.md 17.11) ---- */
+#define VINDEX_OFFSET		(512u << 10)	/* in inode 3, past the table */
+#define VINDEX_HEADER		64
+#define VINDEX_RECORD		8
+#define VINDEX_MAX_RECORDS	(1u << 22)
+/* The volume keeps the index (the VERSION_INDEX ro_compat bit). */
+bool vindex_feature(const struct tux3_volume *vol);
+/* Read at first use: 0; -ENOENT none kept or usable; -EUCLEAN damaged. */
+int vindex_load(struct tux3_volume *vol);
+void vindex_free(struct tux3_volume *vol);
+/* The first table: the bit set and an empty index (whole: no element of
+ * a snapshot's label exists yet); and the last table gone. */
+int vindex_begin(struct tux3_volume *vol);
+void vindex_end(struct tux3_volume *vol);
+/* Every label other than the origin's that the store of inum writes:
+ * its whole blob, or its data records in [lo, hi). */
+int vindex_note_blob(struct tux3_volume *vol, tux3_ino_t inum,
+		     const uint8_t *blob, unsigned len);
+int vindex_note_extents(struct tux3_volume *vol, tux3_ino_t inum,
+			const struct vextents *x, uint64_t lo, uint64_t hi);
+/* Pairs of labels vt leaves free dropped (the table's save). */
+int vindex_keep_labels(struct tux3_volume *vol, const struct vtree *vt);
+/* A commit step: what the delta added appended (vinode_ops.index_save). */
+int vindex_save(struct tux3_volume *vol);
+/* The inodes with a pair of a label set in the bitmap differs, sorted
+ * and unique; -ENOENT when the volume keeps no usable index. */
+int vindex_inodes(struct tux3_volume *vol, const uint8_t *differs,
+		  tux3_ino_t **ino, size_t *n);
+/* fsck: the pair is in the loaded index; its pairs; a pair added; a
+ * fresh empty index (top/snapshot_index.c fills it). */
+bool vindex_has(const struct tux3_volume *vol, unsigned label,
+		tux3_ino_t inum);
+size_t vindex_count(const struct tux3_volume *vol);
+int vindex_add(struct tux3_volume *vol, unsigned label, tux3_ino_t inum);
+bool vindex_incomplete(const struct tux3_volume *vol);
+
 /* ---- vinode.c: inodes seen through the selected version (vol->vtag) */
 extern const struct vinode_ops vinode_ops;
 /* The selected version's label (the origin's when none is selected). */

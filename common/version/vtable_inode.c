@@ -28,10 +28,15 @@ static int gate_check(struct tux3_volume *vol)
 	 * first snapshot's commit among them): the magic decides, and the
 	 * next commit writes the record to agree. */
 	if (!vol->ident.present || !superext_sealed(&vol->seal, &vol->super)) {
-		if (has_versions(vol))
+		/* the version index's bit goes with the versions; one the
+		 * record lacks stays off (the index is not known whole) */
+		if (has_versions(vol)) {
 			vol->ident.incompat |= TUX3_FEATURE_INCOMPAT_VERSIONS;
-		else
+		} else {
 			vol->ident.incompat &= ~TUX3_FEATURE_INCOMPAT_VERSIONS;
+			vol->ident.ro_compat &=
+				~TUX3_FEATURE_RO_COMPAT_VERSION_INDEX;
+		}
 		return 0;
 	}
 	return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_NONE, TUX3_SB_OFFSET +
@@ -215,10 +220,17 @@ int vtable_save(struct tux3_volume *vol, const struct vtree *vt)
 	    (err = tux3_set_identity(vol, NULL, NULL)))
 		goto out_buf;
 	vtable_encode(vt, buf);
-	if ((err = internal_inode(vol, TUX3_VTABLE_INO, &inode)))
+	/* the first table starts the version index, empty and whole; a
+	 * later one drops the pairs of the labels it frees */
+	if (!vtable_marked(vol))
+		err = vindex_begin(vol);
+	else if (vindex_feature(vol))
+		err = vindex_keep_labels(vol, vt);
+	if (err || (err = internal_inode(vol, TUX3_VTABLE_INO, &inode)))
 		goto out_buf;
 	err = inode_write_data(vol, &inode, buf, size, 0, true);
-	if (!err && inode.size > size)
+	/* the index lies past the largest table: kept */
+	if (!err && inode.size > size && !vindex_feature(vol))
 		err = inode_truncate(vol, &inode, size);
 	if (!err)
 		err = inode_store(vol, &inode);

@@ -108,6 +108,8 @@ static int commit_steps(struct tux3_volume *vol, bool force_unify)
 			return err;
 		vol->vt_dirty = false;
 	}
+	if (vol->vindex && (err = vol->vops->index_save(vol)))
+		return err;
 	if (force_unify || unify_due(vol)) {
 		if ((err = unify(vol)))
 			return err;

@@ -17,6 +17,10 @@
 #                          (cat), extents lists every version's elements
 #   versions/vfile-image   tux3image -a and -R keep it: fsck clean, the
 #                          same picture (tux3dot: every block and record)
+#   versions/vindex-tune   tux3tune -O ^version_index drops the index
+#                          (diff scans, same answer), -O version_index
+#                          builds it again (2 pairs), fsck clean both ways
+#                          and tux3tune -l names the feature
 set -u
 . "$(dirname "$0")/lib/report.sh"
 build=${1:-build}
@@ -138,5 +142,29 @@ if [ -x "$build/tux3image" ]; then
 		pass vfile-image
 	else
 		fail vfile-image "exit $rc, or the restored volume differs"
+	fi
+fi
+
+# the version index (format.md 17.11) dropped and built again by tux3tune
+tune=$build/tux3tune
+if [ -x "$tune" ]; then
+	d0=$("$dbg" -R "snapshot diff monday @" "$v" 2>&1)
+	off=$("$tune" -O ^version_index "$v" 2>&1)
+	d1=$("$dbg" -R "snapshot diff monday @" "$v" 2>&1)
+	f1=$("$build/fsck.tux3" -fn "$v" 2>&1); r1=$?
+	l1=$("$tune" -l "$v" 2>&1)
+	on=$("$tune" -O version_index "$v" 2>&1)
+	d2=$("$dbg" -R "snapshot diff monday @" "$v" 2>&1)
+	f2=$("$build/fsck.tux3" -fn "$v" 2>&1); r2=$?
+	l2=$("$tune" -l "$v" 2>&1)
+	if [ -n "$d0" ] && [ "$d0" = "$d1" ] && [ "$d0" = "$d2" ] &&
+	   [ $r1 -eq 0 ] && [ $r2 -eq 0 ] &&
+	   printf '%s' "$off" | grep -q '^version_index cleared' &&
+	   printf '%s' "$on" | grep -q '^version_index set: 2 (label, inode) pairs' &&
+	   ! printf '%s' "$l1" | grep -q version_index &&
+	   printf '%s' "$l2" | grep -q 'features:.* version_index'; then
+		pass vindex-tune
+	else
+		fail vindex-tune "off: $off; on: $on; fsck $r1 $r2; diff: $(printf '%s' "$d0" | head -3 | tr '\n' '|')"
 	fi
 fi

@@ -165,7 +165,7 @@ static int count_leaf(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 
 /* files files in 100 directories, a snapshot, one file's second block
  * rewritten: the diff's work, from a cold open. */
-static struct cost one_change(unsigned files)
+static struct cost one_change(unsigned files, bool index)
 {
 	static uint8_t buf[8192];
 	const char *path = scratch_volume(12, 512 << 20,
@@ -188,6 +188,12 @@ static struct cost one_change(unsigned files)
 	}
 	CHECK_EQ(tux3_snapshot_create(vol, "before", NULL), 0);
 	CHECK_EQ(tux3_write(vol, target, "changed", 7, 4096), 7);
+	CHECK(vindex_feature(vol));
+	if (!index) {
+		/* as a volume versioned before the index: the bit clear */
+		vol->ident.ro_compat &= ~TUX3_FEATURE_RO_COMPAT_VERSION_INDEX;
+		vol->super_dirty = true;
+	}
 	CHECK_EQ(tux3_umount(vol), 0);
 
 	vol = oracle_open_path(path, TUX3_OPEN_RDONLY);
@@ -211,7 +217,8 @@ static struct cost one_change(unsigned files)
 
 TEST(one_file_change_costs_the_same_at_5k_and_50k_files)
 {
-	struct cost small = one_change(5000), big = one_change(50000);
+	struct cost small = one_change(5000, true);
+	struct cost big = one_change(50000, true);
 	printf("snapshot diff, one file rewritten: %llu/%llu inodes loaded, "
 	       "%llu/%llu compared, %llu/%llu blocks read (%llu/%llu "
 	       "by the scan of the inode table, %llu/%llu leaves) at "
@@ -231,10 +238,26 @@ TEST(one_file_change_costs_the_same_at_5k_and_50k_files)
 	CHECK_EQ(big.loads, small.loads);
 	CHECK(big.count.compared <= 2);	/* the file (and no directory) */
 	CHECK_EQ(big.count.trees, small.count.trees);
-	/* past the scan of the inode table and one path down each data
-	 * tree (directories of many blocks), the same blocks */
-	CHECK(big.reads - big.scan - big.count.roots <=
-	      small.reads - small.scan - small.count.roots + 4);
+	/* the version index names the file: no blob scanned, no data
+	 * tree's root read, and the same blocks read at both sizes */
+	CHECK_EQ(small.count.blobs, 0);
+	CHECK_EQ(big.count.blobs, 0);
+	CHECK_EQ(big.count.roots, 0);
+	CHECK(big.reads <= small.reads + 4);
+	CHECK(big.reads < big.scan / 4);
+}
+
+/* A volume that keeps no version index (versioned before it): the scan
+ * of the inode table finds the same change, at the scan's cost. */
+TEST(without_the_index_the_scan_finds_it)
+{
+	struct cost c = one_change(5000, false);
+	printf("without the index: %llu blocks read, %llu blobs scanned\n",
+	       (unsigned long long)c.reads,
+	       (unsigned long long)c.count.blobs);
+	CHECK_EQ(c.found, 1);
+	CHECK(c.count.blobs >= 5000);
+	CHECK(c.reads >= c.scan);
 }
 
 int main(void)
