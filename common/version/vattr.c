@@ -129,6 +129,34 @@ bool vattrs_plain(const uint8_t *blob, unsigned len)
 	return true;
 }
 
+int vattrs_labels(const uint8_t *blob, unsigned len,
+		  int (*fn)(void *ctx, unsigned label), void *ctx)
+{
+	for (unsigned off = 0; off < len;) {
+		if (len - off < 2)
+			return -EUCLEAN;
+		unsigned head = be16(blob + off), kind = head >> 12;
+		int fixed = kind_size[kind];
+		if (fixed < 0)
+			return -EUCLEAN;
+		unsigned size = (unsigned)fixed;
+		if (!fixed) {
+			if (len - off < 4)
+				return -EUCLEAN;
+			size = 2 + be16(blob + off + 2);
+		}
+		if (len - off - 2 < size)
+			return -EUCLEAN;
+		if (head & 0xfff) {
+			int err = fn(ctx, head & 0xfff);
+			if (err)
+				return err;
+		}
+		off += 2 + size;
+	}
+	return 0;
+}
+
 /* each: look for an earlier attribute of the same (key, label) at each
  * one, which names the second; else the caller checks once at the end */
 static int decode_all(const uint8_t *blob, unsigned len, struct vattrs *out,

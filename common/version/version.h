@@ -320,6 +320,12 @@ int vattrs_decode(const uint8_t *blob, unsigned len, struct vattrs *out,
  * ABSENT: an inode every version reads alike (false when it does not
  * parse: the caller takes its careful path). */
 bool vattrs_plain(const uint8_t *blob, unsigned len);
+/* fn(ctx, label) for the label of every attribute other than label 0's,
+ * from the encoded blob, nothing allocated (the version index's note of
+ * a store); fn's non-zero return stops the walk; -EUCLEAN: does not
+ * parse. */
+int vattrs_labels(const uint8_t *blob, unsigned len,
+		  int (*fn)(void *ctx, unsigned label), void *ctx);
 /* Encode into blob (cap bytes): the size, or -ENOSPC. */
 int vattrs_encode(const struct vattrs *in, uint8_t *blob, unsigned cap);
 void vattrs_free(struct vattrs *x);

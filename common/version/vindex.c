@@ -296,20 +296,25 @@ int vindex_add(struct tux3_volume *vol, unsigned label,
 	return add_key(ix, key);
 }
 
+struct blob_note {
+	struct tux3_volume *vol;
+	tux3_ino_t inum;
+};
+
+static int note_label(void *ctx, unsigned label)
+{
+	struct blob_note *b = ctx;
+	return vindex_add(b->vol, label, b->inum);
+}
+
 int vindex_note_blob(struct tux3_volume *vol, tux3_ino_t inum,
 		     const uint8_t *blob, unsigned len)
 {
-	struct vattrs x;
-	unsigned bad_at;
-	if (!vindex_feature(vol) || !len || vattrs_plain(blob, len))
+	struct blob_note b = { vol, inum };
+	if (!vindex_feature(vol) || !len)
 		return 0;
-	int err = vattrs_decode(blob, len, &x, &bad_at);
-	if (err)
-		return err == -ENOMEM ? err : 0;	/* the store refuses it */
-	for (unsigned i = 0; i < x.n && !err; i++)
-		err = vindex_add(vol, x.a[i].label, inum);
-	vattrs_free(&x);
-	return err;
+	int err = vattrs_labels(blob, len, note_label, &b);
+	return err == -EUCLEAN ? 0 : err;	/* the store refuses it */
 }
 
 int vindex_note_extents(struct tux3_volume *vol, tux3_ino_t inum,
