@@ -306,4 +306,6 @@ for op in populate fsck fsck-cold dot image manifest rdump find ncheck; do
 	done
 done
 echo "bench-scale: $(( $(date +%s) - start )) s in all"
-[ -n "${SCALE_RESULTS:-}" ] && cp "$results" "$SCALE_RESULTS"
+if [ -n "${SCALE_RESULTS:-}" ]; then
+	cp "$results" "$SCALE_RESULTS"
+fi
