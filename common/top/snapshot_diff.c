@@ -147,13 +147,9 @@ static int scan_blob(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 				 "byte %u", inum, bad_at);
 	if (err)
 		return err;
-	for (unsigned i = 0; i < x.n; i++) {
-		const struct vattr *a = &x.a[i];
-		differs |= label_differs(df, a->label);
-		if (a->key == VATTR_KEY(ATTR_DATA_BTREE, 0) && !a->label &&
-		    a->len == 8)
-			dtree = be64(a->data);
-	}
+	for (unsigned i = 0; i < x.n; i++)
+		differs |= label_differs(df, x.a[i].label);
+	dtree = vattrs_dtree(&x);
 	vattrs_free(&x);
 	if (!differs && dtree)
 		err = data_differs(df, inum, dtree, &differs);

@@ -2,8 +2,8 @@
  * The version index built from the volume's elements (doc/format.md
  * 17.11): every inode's attribute labels and its versioned data's, one
  * pass over the inode table.  fsck.tux3 pass 9 rebuilds a damaged or
- * incomplete index with it, and a volume versioned before the index
- * gains one.
+ * short index with it, and tux3tune -O version_index gives one to a
+ * volume versioned before the index.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,13 +40,9 @@ static int note_inode(void *ctx, tux3_ino_t inum, const uint8_t *blob,
 		return 0;
 	}
 	int err = 0;
-	for (unsigned i = 0; i < x.n && !err; i++) {
-		const struct vattr *a = &x.a[i];
-		err = vindex_add(vol, a->label, inum);
-		if (a->key == VATTR_KEY(ATTR_DATA_BTREE, 0) && !a->label &&
-		    a->len == 8)
-			dtree = be64(a->data);
-	}
+	for (unsigned i = 0; i < x.n && !err; i++)
+		err = vindex_add(vol, x.a[i].label, inum);
+	dtree = vattrs_dtree(&x);
 	vattrs_free(&x);
 	struct inode inode = { .inum = inum, .dtree = dtree };
 	if (!err && dtree && vfilemap_is_versioned(vol, &inode)) {

@@ -129,6 +129,17 @@ bool vattrs_plain(const uint8_t *blob, unsigned len)
 	return true;
 }
 
+uint64_t vattrs_dtree(const struct vattrs *x)
+{
+	for (unsigned i = 0; i < x->n; i++) {
+		const struct vattr *a = &x->a[i];
+		if (a->key == VATTR_KEY(ATTR_DATA_BTREE, 0) && !a->label &&
+		    !a->absent && a->len == 8)
+			return be64(a->data);
+	}
+	return 0;
+}
+
 int vattrs_labels(const uint8_t *blob, unsigned len,
 		  int (*fn)(void *ctx, unsigned label), void *ctx)
 {

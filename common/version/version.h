@@ -324,6 +324,9 @@ bool vattrs_plain(const uint8_t *blob, unsigned len);
  * from the encoded blob, nothing allocated (the version index's note of
  * a store); fn's non-zero return stops the walk; -EUCLEAN: does not
  * parse. */
+/* The data tree's packed root, which every version shares (one label-0
+ * attribute; 0: none). */
+uint64_t vattrs_dtree(const struct vattrs *x);
 int vattrs_labels(const uint8_t *blob, unsigned len,
 		  int (*fn)(void *ctx, unsigned label), void *ctx);
 /* Encode into blob (cap bytes): the size, or -ENOSPC. */
