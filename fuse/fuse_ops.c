@@ -298,6 +298,10 @@ static void t3_init(void *userdata, struct fuse_conn_info *conn)
 			strerror(-err));
 }
 
+/* directory handles (below) */
+static void dirh_unlink(struct t3f *fs, struct dirh *h);
+static void dirh_free(struct dirh *h);
+
 int t3f_shutdown(struct t3f *fs)
 {
 	int err = 0;
@@ -329,6 +333,12 @@ int t3f_shutdown(struct t3f *fs)
 		}
 		tux3_close(fs->vol);
 		fs->vol = NULL;
+	}
+	/* handles a SIGTERM left open: the kernel releases them no more */
+	while (fs->open_dirs) {
+		struct dirh *h = fs->open_dirs;
+		dirh_unlink(fs, h);
+		dirh_free(h);
 	}
 	fs->closed = true;
 	fs->close_err = err;
@@ -1078,6 +1088,7 @@ struct dirh {
 	char *names;
 	size_t nlen, ncap;
 	bool fresh;		/* loaded and not yet read */
+	struct dirh *prev, *next;	/* fs->open_dirs, under the lock */
 };
 
 static uint32_t dtype_mode(unsigned type)
@@ -1150,6 +1161,26 @@ static void dirh_free(struct dirh *h)
 	}
 }
 
+/* Under the lock: a handle the kernel holds, or one it released. */
+static void dirh_link(struct t3f *fs, struct dirh *h)
+{
+	h->prev = NULL;
+	h->next = fs->open_dirs;
+	if (h->next)
+		h->next->prev = h;
+	fs->open_dirs = h;
+}
+
+static void dirh_unlink(struct t3f *fs, struct dirh *h)
+{
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		fs->open_dirs = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+}
+
 static void t3_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
@@ -1164,6 +1195,8 @@ static void t3_opendir(fuse_req_t req, fuse_ino_t ino,
 	int err = dir_load(fs, h);
 	if (err)
 		err = lib_err(fs, err, "opendir");
+	else
+		dirh_link(fs, h);
 	unlock(fs);
 	if (err) {
 		dirh_free(h);
@@ -1171,8 +1204,12 @@ static void t3_opendir(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	fi->fh = (uintptr_t)h;
-	if (fuse_reply_open(req, fi))
+	if (fuse_reply_open(req, fi)) {
+		lock(fs);
+		dirh_unlink(fs, h);
+		unlock(fs);
 		dirh_free(h);
+	}
 }
 
 static void do_readdir(fuse_req_t req, size_t size, off_t off,
@@ -1297,8 +1334,15 @@ static void t3_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 static void t3_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
+	struct t3f *fs = FS(req);
+	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
 	(void)ino;
-	dirh_free((struct dirh *)(uintptr_t)fi->fh);
+	if (h) {	/* none for a view's own root (snapdir.c) */
+		lock(fs);
+		dirh_unlink(fs, h);
+		unlock(fs);
+		dirh_free(h);
+	}
 	fuse_reply_err(req, 0);
 }
 

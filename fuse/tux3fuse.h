@@ -120,11 +120,16 @@ extern struct fuse_lowlevel_ops t3f_snapdir_ops;
 void t3f_snapdir_ops_init(void);
 
 /* ---- the mount ---- */
+struct dirh;
+
 struct t3f {
 	struct tux3_volume *vol;
 	struct fuse_session *se;	/* for notifications to the kernel */
 	pthread_mutex_t lock;		/* guards vol, itab, dirty state */
 	struct itable itab;
+	/* open directory handles (fuse_ops.c), under lock: freed at exit
+	 * when the kernel had not released them yet */
+	struct dirh *open_dirs;
 	bool readonly;
 	const char *device;
 	const char *snapshot;
