@@ -152,6 +152,13 @@ static int decode_header(struct tux3_volume *vol, const uint8_t *h,
 			 "at byte %" PRIu64, what, (uint64_t)VINDEX_OFFSET + at);
 }
 
+static int short_read(struct tux3_volume *vol, uint64_t at)
+{
+	return vol_error(vol, -EUCLEAN, TUX3_NONE, TUX3_VTABLE_INO, at,
+			 "version index (inode 3): the file reads short at "
+			 "byte %" PRIu64, at);
+}
+
 /* The index read from inode 3 into ix; -EUCLEAN named when it does not
  * decode. */
 static int read_index(struct tux3_volume *vol, struct vindex *ix)
@@ -175,12 +182,13 @@ static int read_index(struct tux3_volume *vol, struct vindex *ix)
 	if ((err = inode_read(vol, &inode, h, sizeof(h), VINDEX_OFFSET,
 			      &done)))
 		goto out;
-	if (done != sizeof(h) ||
-	    (err = decode_header(vol, h, inode.size, &count, &crc,
-				 &incomplete))) {
-		err = err ? err : -EUCLEAN;
+	if (done != sizeof(h)) {
+		err = short_read(vol, VINDEX_OFFSET);
 		goto out;
 	}
+	if ((err = decode_header(vol, h, inode.size, &count, &crc,
+				 &incomplete)))
+		goto out;
 	ix->incomplete = incomplete;
 	if (!(buf = malloc(VINDEX_CHUNK * VINDEX_RECORD))) {
 		err = -ENOMEM;
@@ -193,7 +201,8 @@ static int read_index(struct tux3_volume *vol, struct vindex *ix)
 				 VINDEX_OFFSET + VINDEX_HEADER +
 				 at * VINDEX_RECORD, &done);
 		if (!err && done != k * VINDEX_RECORD)
-			err = -EUCLEAN;
+			err = short_read(vol, VINDEX_OFFSET + VINDEX_HEADER +
+					 at * VINDEX_RECORD);
 		if (!err) {
 			sum = tux3_crc32c(sum, buf, done);
 			err = decode_records(vol, ix, buf, k, at);
