@@ -29,6 +29,7 @@ without one.
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -103,8 +104,12 @@ static int receive_one(struct server *s, struct fuse_buf *buf)
 		if (res != -EAGAIN)
 			return res;
 		if (s->spin_ns && !s->working && !uring_up(s) &&
-		    mono_ns() - since < s->spin_ns)
+		    mono_ns() - since < s->spin_ns) {
+			/* a caller woken on this CPU runs now, not after
+			 * the poll (gaps of up to spin_ns were seen) */
+			sched_yield();
 			continue;
+		}
 		bool held = s->latency && s->latency->held;
 		struct pollfd p = { .fd = s->fd, .events = POLLIN };
 		int n = poll(&p, 1, held ? LATENCY_QUIET_MS : 250);

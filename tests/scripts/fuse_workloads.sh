@@ -32,7 +32,9 @@
 #                                after a remount
 #   fuse_workloads/kill/...      SIGKILL of the daemon in the middle of a
 #                                writer that logs each file whose fsync
-#                                returned: the dead mount unmounted, fsck
+#                                returned, once it has logged some (a
+#                                round with none fails): the dead mount
+#                                unmounted, fsck
 #                                clean (replay), the remount has every
 #                                logged file with its content
 #   fuse_workloads/full/...      a 64 MiB volume filled with dd: ENOSPC
@@ -582,6 +584,9 @@ def content(name):
     n = int.from_bytes(h[:4], "little") % 300000 + 1
     return (h * (n // len(h) + 1))[:n]
 names = [l.strip() for l in open(logname) if l.strip()]
+if not names:
+    print("no fsync'd file was logged: nothing to check")
+    sys.exit(1)
 bad = 0
 for name in names:
     try:
@@ -616,6 +621,15 @@ elif command -v python3 >/dev/null 2>&1; then
 		python3 "$work/writer.py" "$mnt/r$round" "$work/synced.$round" \
 			> /dev/null 2>&1 &
 		wpid=$!
+		# the kill must leave fsync'd files to look for, however
+		# slow the machine: wait (up to 60 s) until the writer has
+		# logged a few, then the round's own delay
+		need=$((round * 3)) waited=0
+		while [ "$(wc -l < "$work/synced.$round")" -lt $need ] &&
+		      [ $waited -lt 1200 ] && kill -0 "$wpid" 2>/dev/null; do
+			sleep 0.05
+			waited=$((waited + 1))
+		done
 		sleep "$(awk "BEGIN { print $wait_ms / 1000 }")"
 		kill -KILL "$dpid"
 		wait "$dpid" 2>/dev/null
