@@ -3,7 +3,8 @@
 # the workloads users run, each on a fresh volume, against ext4 on a loop
 # device (the kernel driver), fuse2fs on an ext4 image (e2fsprogs' FUSE
 # driver, the nearest peer) and tmpfs, in the same run, all with default
-# options, and tux3fuse -o io_uring (column tux3-uring) where the kernel
+# options, tux3fuse -o nowriteback (column tux3-nowb: the kernel's
+# writeback cache off), and tux3fuse -o io_uring (column tux3-uring) where the kernel
 # has FUSE over io_uring (its enable_uring parameter is turned on for the
 # run and restored).  Each figure is the median of BENCH_FUSE_RUNS runs (default
 # 3); in each run the four targets take turns, so that a change in the
@@ -11,16 +12,22 @@
 # target's ratio to ext4.
 #   cp        cp -a /usr/share/doc in, sync, umount (until the daemon has
 #             let go of the volume)
+#   cp-include  the same with /usr/include (many small headers)
 #   tar       tar x of 10,000 small files (1-4 KiB, 100 directories), sync,
 #             umount
 #   find      find | wc -l of a 50,000-entry tree, freshly mounted (the
 #             tree made by tar x, then unmounted; tmpfs: caches dropped)
 #   du        du -s of the same tree, after find
 #   rm        rm -rf of the same tree, sync, umount
+#   git-status    git status of a clone of a real repository (/usr/include
+#                 committed, then a third of its files changed on a second
+#                 branch), freshly mounted
+#   git-checkout  git checkout of the second branch, sync, umount
 #   fio-*     fio, psync, 4 KiB blocks, 64 MiB file: seqwrite and
 #             randwrite (each then fsync), seqread and randread after a
 #             remount (tmpfs: caches dropped)
 #   roundtrip tests/fuse_roundtrip (getxattr of a missing name), us per call
+# BENCH_FUSE_TARGETS="ext4 tux3fuse" runs only those targets.
 # Installs fuse2fs and fio when missing (apt-get), skips what cannot run.
 set -u
 build=${1:-build}
@@ -50,6 +57,9 @@ targets="ext4 tux3fuse tmpfs"
 command -v fuse2fs >/dev/null 2>&1 && targets="ext4 tux3fuse fuse2fs tmpfs"
 . "$top/scripts/uring_param.sh"
 uring_on && targets="ext4 tux3fuse tux3-uring${targets#ext4 tux3fuse}"
+targets="ext4 tux3fuse tux3-nowb${targets#ext4 tux3fuse}"
+# BENCH_FUSE_TARGETS: a subset, in this order (ext4 first for the ratios)
+targets=${BENCH_FUSE_TARGETS:-$targets}
 
 work=$(mktemp -d /tmp/tux3-benchfuse.XXXXXX)
 mnt=$work/mnt
@@ -65,7 +75,7 @@ now() { date +%s%N; }
 mkvol() {
 	rm -f "$img"
 	case $1 in
-	tux3fuse|tux3-uring) "$mkfs_tux3" -q "$img" "$size" ;;
+	tux3*) "$mkfs_tux3" -q "$img" "$size" ;;
 	ext4|fuse2fs) truncate -s "$size" "$img" &&
 		mkfs.ext4 -q -F "$img" >/dev/null 2>&1 ;;
 	tmpfs) : ;;
@@ -77,6 +87,7 @@ mnt_up() {
 	case $1 in
 	tux3fuse) "$fuse" "$img" "$mnt" ;;
 	tux3-uring) "$fuse" -o io_uring "$img" "$mnt" ;;
+	tux3-nowb) "$fuse" -o nowriteback "$img" "$mnt" ;;
 	ext4) mount -o loop "$img" "$mnt" ;;
 	fuse2fs) fuse2fs -f "$img" "$mnt" >/dev/null 2>&1 &
 		daemon=$!
@@ -95,7 +106,7 @@ mnt_down() {
 	sync
 	umount "$mnt" || return 1
 	case $1 in
-	tux3fuse|tux3-uring) flock -x "$img" true ;;
+	tux3*) flock -x "$img" true ;;
 	fuse2fs) wait "$daemon" ;;
 	esac
 }
@@ -132,6 +143,36 @@ tar cf "$work/small.tar" -C "$work/in/small" .
 mktree "$work/in/tree" 49500 100
 tar cf "$work/tree.tar" -C "$work/in/tree" .
 rm -rf "$work/in"
+# the repository: /usr/include as branch a; branch b changes every third
+# file, removes every seventeenth and adds 500
+repo=$work/repo
+git=
+if command -v git >/dev/null 2>&1 && [ -d /usr/include ]; then
+	echo "   making the repository (/usr/include, two branches)"
+	gitc() { git -C "$repo" -c user.name=bench -c user.email=bench@localhost "$@"; }
+	mkdir -p "$repo" && cp -a /usr/include/. "$repo/" &&
+	git init -q "$repo" && gitc add -A && gitc commit -qm a &&
+	gitc branch a && python3 - "$repo" <<'EOF2' &&
+import os, sys
+top = sys.argv[1]
+files = sorted(os.path.join(d, f) for d, _, fs in os.walk(top)
+               if "/.git" not in d + "/" for f in fs)
+for i, p in enumerate(files):
+    if os.path.islink(p):
+        continue
+    if i % 17 == 0:
+        os.unlink(p)
+    elif i % 3 == 0:
+        with open(p, "a") as f:
+            f.write("/* changed on branch b */\n")
+for i in range(500):
+    with open(os.path.join(top, "new%d.h" % i), "w") as f:
+        f.write("#define NEW%d %d\n" % (i, i))
+EOF2
+	gitc add -A && gitc commit -qm b && gitc branch b &&
+	gitc checkout -q a && git=yes
+	[ -n "$git" ] || echo "   (no repository: the git rows are left out)"
+fi
 kib=$(du -sk "$src" | cut -f1)
 echo "   $src: $(find "$src" | wc -l) paths, $((kib / 1024)) MiB;" \
 	"volumes of $size; targets: $targets"
@@ -154,6 +195,9 @@ timed() {
 }
 
 copy_in() { cp -a "$src" "$mnt/" && mnt_down "$1"; }
+copy_include() { cp -a /usr/include "$mnt/" && mnt_down "$1"; }
+git_status() { git -C "$mnt/r" status --porcelain > /dev/null; }
+git_checkout() { git -C "$mnt/r" checkout -q b && mnt_down "$1"; }
 untar() { tar xf "$2" -C "$mnt" && mnt_down "$1"; }
 count() { find "$mnt" | wc -l > /dev/null; }
 dus() { du -s "$mnt" > /dev/null; }
@@ -168,12 +212,24 @@ one_run() {	# FS
 	f=$1
 	mkvol "$f" && mnt_up "$f" || { echo "   $f: cannot mount"; return; }
 	timed cp "$f" copy_in "$f"
+	if [ -d /usr/include ]; then
+		mkvol "$f" && mnt_up "$f" &&
+			timed cp-include "$f" copy_include "$f"
+	fi
 	mkvol "$f" && mnt_up "$f" && timed tar "$f" untar "$f" "$work/small.tar"
 	mkvol "$f" && mnt_up "$f" && tar xf "$work/tree.tar" -C "$mnt" &&
 		remount "$f"
 	timed find "$f" count
 	timed du "$f" dus
 	timed rm "$f" rmtree "$f"
+	if [ -n "$git" ]; then
+		mkvol "$f" && mnt_up "$f" &&
+		git clone -q --no-hardlinks -b a "$repo" "$mnt/r" &&
+			remount "$f"
+		timed git-status "$f" git_status
+		timed git-checkout "$f" git_checkout "$f"
+		grep -q " $mnt " /proc/self/mountinfo && mnt_down "$f"
+	fi
 	if command -v fio >/dev/null 2>&1; then
 		mkvol "$f" && mnt_up "$f"
 		timed fio-seqwrite "$f" fio_job sw write
