@@ -26,6 +26,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "version/vinode.h"
 #include "version/version.h"
@@ -46,6 +47,7 @@ struct vindex {
 	size_t n, cap;
 	size_t ondisk;		/* rec[0, ondisk) are on disk */
 	uint32_t crc;		/* of the records on disk */
+	struct tux3_error why;	/* what did not decode (bad) */
 };
 
 static uint64_t vindex_key(unsigned label, tux3_ino_t inum)
@@ -232,9 +234,17 @@ int vindex_load(struct tux3_volume *vol)
 {
 	if (!vindex_feature(vol) || !vol->vt || vol->vt_bad)
 		return -ENOENT;
-	if (vol->vindex)
-		return vol->vindex->bad ? -EUCLEAN :
-		       vol->vindex->incomplete ? -ENOENT : 0;
+	if (vol->vindex) {
+		const struct vindex *ix = vol->vindex;
+		/* named again: a caller since the first load may have
+		 * cleared the error (fsck's pass 4, whose repairs write
+		 * versioned leaves, loads the index before pass 9 asks) */
+		if (ix->bad)
+			return vol_error(vol, -EUCLEAN, ix->why.block,
+					 ix->why.inum, ix->why.offset, "%s",
+					 ix->why.what);
+		return ix->incomplete ? -ENOENT : 0;
+	}
 	struct vindex *ix = calloc(1, sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
@@ -252,6 +262,11 @@ int vindex_load(struct tux3_volume *vol)
 		ix->rec = NULL;
 		ix->n = ix->cap = ix->ondisk = 0;
 		ix->bad = true;
+		ix->why = vol->error;
+		if (!ix->why.what[0])
+			snprintf(ix->why.what, sizeof(ix->why.what),
+				 "version index (inode 3): %s",
+				 strerror(-err));
 	}
 	vol->vindex = ix;
 	return ix->bad ? -EUCLEAN : ix->incomplete ? -ENOENT : 0;
