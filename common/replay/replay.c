@@ -541,13 +541,20 @@ static bool salvage_chain_from(struct tux3_volume *vol,
  * link of the log chain. */
 #define BRIDGE_MAX_BLOCKS (1ULL << 22)
 
+/* The most blocks that may continue a lost link that salvage weighs. */
+#define BRIDGE_MAX_CANDIDATES 256
+
 /*
  * Salvage: the link to chronological block need - 1 is lost (a damaged
  * header, or a link outside the volume or back into the chain).  Look
- * through the volume for the one block that continues the chain: a log
+ * through the volume for the block that continues the chain: a log
  * block from which exactly the need blocks the superblock's logcount
- * leaves make a chain that begins the cycle.  1 and *found when exactly
- * one does, 0 when none or several, <0.
+ * leaves make a chain that begins the cycle.  More than one may: every
+ * block of the older part, when the cycle's unify mark is in it and the
+ * cycle before left blocks on the volume, and a stale chain down to
+ * mkfs's block.  The block sought was linked to only by the lost link,
+ * so of those that do, the one no log block on the volume links to.
+ * 1 and *found when exactly one is left, 0 when none or several, <0.
  */
 static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
 			  uint32_t need, uint64_t *found)
@@ -555,20 +562,41 @@ static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
 	if (vol->volblocks > BRIDGE_MAX_BLOCKS)
 		return 0;
 	uint8_t *buf = malloc(vol->blocksize);
-	unsigned matches = 0;
+	uint64_t cand[BRIDGE_MAX_CANDIDATES];
+	struct blockset linked = { 0 };
+	unsigned n = 0;
+	int err = 0;
 	if (!buf)
 		return -ENOMEM;
-	for (uint64_t b = vol->reserved_blocks;
-	     b < vol->volblocks && matches < 2; b++) {
-		if (dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
-		    be16(buf) != TUX3_MAGIC_LOG || blockset_has(seen, b) ||
+	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks; b++) {
+		struct loghead h;
+		char why[128];
+		if (dev_pread(&vol->dev, buf, vol->blocksize,
+			      b << vol->blockbits) ||
+		    be16(buf) != TUX3_MAGIC_LOG ||
+		    log_decode_head(buf, vol->blocksize, &h, why, sizeof(why)))
+			continue;
+		if (h.logchain && (err = blockset_add(&linked, h.logchain)) < 0)
+			break;
+		if (blockset_has(seen, b) ||
 		    !salvage_chain_from(vol, seen, b, need, buf))
 			continue;
-		*found = b;
-		matches++;
+		if (n == BRIDGE_MAX_CANDIDATES) {
+			err = 0;
+			n = 0;	/* too many to weigh: none taken */
+			break;
+		}
+		cand[n++] = b;
 	}
+	unsigned heads = 0;
+	for (unsigned i = 0; i < n && err >= 0; i++)
+		if (!blockset_has(&linked, cand[i])) {
+			*found = cand[i];
+			heads++;
+		}
 	free(buf);
-	return matches == 1;
+	blockset_free(&linked);
+	return err < 0 ? err : heads == 1;
 }
 
 /* Salvage: is the chain broken at link 'chain' (read after a block
