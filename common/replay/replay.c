@@ -599,21 +599,36 @@ static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
 	return err < 0 ? err : heads == 1;
 }
 
-/* Salvage: is the chain broken at link 'chain' (read after a block
- * whose header was damaged when newer_bad_head)? */
-static bool salvage_link_lost(struct tux3_volume *vol,
-			      const struct blockset *seen, uint64_t chain,
-			      bool newer_bad_head)
+/* Salvage: is the chain broken at link 'chain' to chronological block
+ * need - 1, read after a block whose header was damaged (bad_head) or
+ * whose CRC failed (crc_bad)?  <0 when memory runs out. */
+static int salvage_link_lost(struct tux3_volume *vol,
+			     const struct blockset *seen, uint64_t chain,
+			     uint32_t need, bool bad_head, bool crc_bad)
 {
 	uint8_t head[2];
 	if (chain < vol->reserved_blocks || chain >= vol->volblocks ||
 	    blockset_has(seen, chain))
-		return true;
-	if (!newer_bad_head)
-		return false;
+		return 1;
+	/* a chain of one block proves too little to look elsewhere: a
+	 * stale block holding a unify mark would do (then the link is
+	 * followed, as it always was) */
+	if (!bad_head && (!crc_bad || need < 2))
+		return 0;
 	/* a damaged header's link is trusted only to another log block */
-	return dev_pread(&vol->dev, head, 2, chain << vol->blockbits) ||
-	       be16(head) != TUX3_MAGIC_LOG;
+	if (dev_pread(&vol->dev, head, 2, chain << vol->blockbits) ||
+	    be16(head) != TUX3_MAGIC_LOG)
+		return 1;
+	if (need < 2)
+		return 0;
+	/* and only if the rest of the count makes a chain from it that
+	 * begins the cycle: a changed link may name a stale log block */
+	uint8_t *buf = malloc(vol->blocksize);
+	if (!buf)
+		return -ENOMEM;
+	bool ok = salvage_chain_from(vol, seen, chain, need, buf);
+	free(buf);
+	return !ok;
 }
 
 int replay_load_log(struct tux3_volume *vol)
@@ -632,6 +647,7 @@ int replay_load_log(struct tux3_volume *vol)
 	/* LOG_CRC: the newest 'verify' blocks carry our CRC (sealed only) */
 	uint32_t verify = log_crc_trusted(vol);
 	bool newer_bad_head = false, bridged = false, copy_link = false;
+	bool newer_crc_bad = false;	/* its link is as suspect */
 	uint32_t at = logcount;		/* the block being loaded */
 	vol->log = calloc(logcount, sizeof(*vol->log));
 	if (!vol->log)
@@ -643,16 +659,21 @@ int replay_load_log(struct tux3_volume *vol)
 			        TUX3_NONE;
 		at = i;
 		/* salvage: a lost link is looked for once */
-		if (vol->salvage.on && !bridged &&
-		    (copy_link ||
-		     salvage_link_lost(vol, &seen, chain, newer_bad_head))) {
+		int lost = vol->salvage.on && !bridged && !copy_link ?
+			   salvage_link_lost(vol, &seen, chain, i + 1,
+					     newer_bad_head, newer_crc_bad) : 0;
+		if (lost < 0) {
+			err = lost;
+			break;
+		}
+		if (vol->salvage.on && !bridged && (copy_link || lost)) {
 			bridged = true;
 			err = salvage_bridge(vol, &seen, i + 1, &chain);
 			if (err < 0)
 				break;
 			if (err) {
 				vol->salvage.bridged = chain;
-				newer_bad_head = false;
+				newer_bad_head = newer_crc_bad = false;
 			}
 			err = 0;
 		}
@@ -727,6 +748,7 @@ int replay_load_log(struct tux3_volume *vol)
 			break;
 		}
 		newer_bad_head = bad_head;
+		newer_crc_bad = crc_bad;
 		/* a copy's link skips blocks: the one that continues the
 		 * chain is looked for instead */
 		copy_link = blockset_has(&vol->salvage.copies, lb->blocknr);
