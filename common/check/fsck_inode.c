@@ -852,6 +852,7 @@ static bool clearable(const struct fsck *f, tux3_ino_t inum)
 	    (inum == TUX3_BITMAP_INO || inum == TUX3_COUNTMAP_INO))
 		return true;
 	return inum >= TUX3_ROOT_INO || inum == TUX3_ATABLE_INO ||
+	       inum == TUX3_VTABLE_INO ||
 	       (inum > TUX3_ATABLE_INO && inum < TUX3_VOLMAP_INO);
 }
 

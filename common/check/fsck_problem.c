@@ -282,6 +282,11 @@ static const struct tux3_fsck_problem_def table[P_COUNT + 1] = {
 	/* ---- pass 9: versions ---- */
 	[P9_GATE] = { "PASS9_VERSIONS_MARK", 9,
 		"%s", 0, "mark the volume as the version table says" },
+	[P9_VTABLE_LOST] = { "PASS9_VTABLE_LOST", 9,
+		"the volume has versions (its superblock magic and VERSIONS "
+		"bit), but its version table (inode 3) is gone", 0,
+		"make a table of the live version alone (the snapshots are "
+		"lost; every file keeps its live version)" },
 	[P9_VTABLE_BAD] = { "PASS9_VTABLE_BAD", 9,
 		"%s", 0, "rebuild the table from the records that decode "
 		"(a bad record costs its snapshot)" },

@@ -829,6 +829,24 @@ int fsck_pass9(struct fsck *f)
 		table = 1;
 		magic = bit = true;	/* the save set both */
 	}
+	if (!table && magic && bit) {
+		/* both marks say versions: the table was lost (pass 4
+		 * clears an inode 3 it cannot read), and the files' blobs
+		 * and maps may hold elements, which without versions would
+		 * not decode: a table of the live version keeps them, and
+		 * the element checks below drop the snapshots' */
+		if (!fsck_problem(f, P9_VTABLE_LOST, true,
+				  FSCK_AT(.inum = TUX3_VTABLE_INO)))
+			return 0;
+		int err = table_origin_only(f);
+		if (err == -ENOMEM)
+			return err;
+		fsck_fixed(f, err);
+		if (err)
+			return 0;
+		repair_set_version_marks(vol, true);
+		table = 1;
+	}
 	if (magic != bit || !table) {
 		char text[200];
 		snprintf(text, sizeof(text), "the volume is marked as having "

@@ -571,9 +571,11 @@ static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
 	for (uint64_t b = vol->reserved_blocks; b < vol->volblocks; b++) {
 		struct loghead h;
 		char why[128];
-		if (dev_pread(&vol->dev, buf, vol->blocksize,
-			      b << vol->blockbits) ||
+		/* the magic first: most blocks are no log block */
+		if (dev_pread(&vol->dev, buf, 2, b << vol->blockbits) ||
 		    be16(buf) != TUX3_MAGIC_LOG ||
+		    dev_pread(&vol->dev, buf, vol->blocksize,
+			      b << vol->blockbits) ||
 		    log_decode_head(buf, vol->blocksize, &h, why, sizeof(why)))
 			continue;
 		if (h.logchain && (err = blockset_add(&linked, h.logchain)) < 0)
