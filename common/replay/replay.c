@@ -578,7 +578,10 @@ static int salvage_bridge(struct tux3_volume *vol, const struct blockset *seen,
 			      b << vol->blockbits) ||
 		    log_decode_head(buf, vol->blocksize, &h, why, sizeof(why)))
 			continue;
-		if (h.logchain && (err = blockset_add(&linked, h.logchain)) < 0)
+		/* a link outside the volume (damage) names no candidate */
+		if (h.logchain >= vol->reserved_blocks &&
+		    h.logchain < vol->volblocks &&
+		    (err = blockset_add(&linked, h.logchain)) < 0)
 			break;
 		if (blockset_has(seen, b) ||
 		    !salvage_chain_from(vol, seen, b, need, buf))
