@@ -237,8 +237,9 @@ int vindex_load(struct tux3_volume *vol)
 	if (vol->vindex) {
 		const struct vindex *ix = vol->vindex;
 		/* named again: a caller since the first load may have
-		 * cleared the error (fsck's pass 4, whose repairs write
-		 * versioned leaves, loads the index before pass 9 asks) */
+		 * cleared the error (fsck's pass 4, whose repairs store
+		 * inodes and so note their labels, loads the index before
+		 * pass 9 asks) */
 		if (ix->bad)
 			return vol_error(vol, -EUCLEAN, ix->why.block,
 					 ix->why.inum, ix->why.offset, "%s",
