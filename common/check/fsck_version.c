@@ -778,6 +778,29 @@ static int check_vindex(struct fsck *f, uint64_t missing)
 	return 0;
 }
 
+/* The version table lost: the live version's alone, the marks set. */
+static int live_table(struct fsck *f)
+{
+	int err = table_origin_only(f);
+	if (!err)
+		repair_set_version_marks(f->vol, true);
+	return err;
+}
+
+/* Ask problem id (why: its text, where it takes one) and make the table
+ * with make: 1 when there is a table now, 0 when not, -ENOMEM. */
+static int table_repair(struct fsck *f, unsigned id, const char *why,
+			int (*make)(struct fsck *f))
+{
+	if (!fsck_problem(f, id, true, FSCK_AT(.inum = TUX3_VTABLE_INO), why))
+		return 0;
+	int err = make(f);
+	if (err == -ENOMEM)
+		return err;
+	fsck_fixed(f, err);
+	return !err;
+}
+
 int fsck_pass9(struct fsck *f)
 {
 	struct tux3_volume *vol = f->vol;
@@ -817,15 +840,9 @@ int fsck_pass9(struct fsck *f)
 		return 0;
 	}
 	if (table == -EUCLEAN) {
-		if (!fsck_problem(f, P9_VTABLE_BAD, true,
-				  FSCK_AT(.inum = TUX3_VTABLE_INO), why))
-			return 0;
-		int err = rebuild_table(f);
-		if (err == -ENOMEM)
-			return err;
-		fsck_fixed(f, err);
-		if (err)
-			return 0;
+		int made = table_repair(f, P9_VTABLE_BAD, why, rebuild_table);
+		if (made <= 0)
+			return made;
 		table = 1;
 		magic = bit = true;	/* the save set both */
 	}
@@ -835,16 +852,9 @@ int fsck_pass9(struct fsck *f)
 		 * and maps may hold elements, which without versions would
 		 * not decode: a table of the live version keeps them, and
 		 * the element checks below drop the snapshots' */
-		if (!fsck_problem(f, P9_VTABLE_LOST, true,
-				  FSCK_AT(.inum = TUX3_VTABLE_INO)))
-			return 0;
-		int err = table_origin_only(f);
-		if (err == -ENOMEM)
-			return err;
-		fsck_fixed(f, err);
-		if (err)
-			return 0;
-		repair_set_version_marks(vol, true);
+		int made = table_repair(f, P9_VTABLE_LOST, why, live_table);
+		if (made <= 0)
+			return made;
 		table = 1;
 	}
 	if (magic != bit || !table) {
